@@ -1,0 +1,33 @@
+# Two commands on a fresh machine:  `make serve`  and  `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+
+.PHONY: install serve test migrate lint bench clean
+
+# torch first, pinned to the CPU build: anything else pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(PY) -m persistence migrate
+
+serve: migrate
+	$(PY) -m server
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

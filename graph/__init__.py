@@ -1,0 +1,1 @@
+"""LangGraph state, graphs, nodes, model factory, offline model, run callbacks."""

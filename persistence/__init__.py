@@ -1,0 +1,1 @@
+"""Records: SQLModel tables, async engine, migrations, repositories."""

@@ -1,0 +1,97 @@
+"""Async engine and session factory for ``sqlite+aiosqlite`` and ``mysql+asyncmy``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+
+def _json_dumps(value: Any) -> str:
+    # Keep Chinese readable in the column instead of \\uXXXX escapes.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def engine_kind(url: str) -> str:
+    return "sqlite" if make_url(url).get_backend_name() == "sqlite" else "mysql"
+
+
+def ensure_sqlite_dir(url: str) -> None:
+    """SQLite creates the file but not its folder; make the folder so first start just works."""
+    u = make_url(url)
+    if u.get_backend_name() == "sqlite" and u.database and u.database != ":memory:":
+        Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _mysql_url(url: str) -> sa.URL:
+    u = make_url(url)
+    if "charset" not in u.query:
+        u = u.update_query_dict({"charset": "utf8mb4"})
+    return u
+
+
+def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """An engine configured the same way everywhere: utf8mb4 on MySQL, WAL + FKs on SQLite."""
+    if engine_kind(url) == "sqlite":
+        ensure_sqlite_dir(url)
+        engine = create_async_engine(
+            url,
+            json_serializer=_json_dumps,
+            connect_args={"timeout": 30},
+            **kwargs,
+        )
+
+        @sa.event.listens_for(engine.sync_engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            # WAL lets the server read while an import writes; busy_timeout rides out short locks.
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("pool_recycle", 3600)
+    return create_async_engine(_mysql_url(url), json_serializer=_json_dumps, **kwargs)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class Database:
+    """Owns the engine and hands out sessions; one per process."""
+
+    def __init__(self, url: str, **engine_kwargs: Any) -> None:
+        self.url = url
+        self.kind = engine_kind(url)
+        self.engine = create_engine(url, **engine_kwargs)
+        self.sessions = session_factory(self.engine)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        async with self.sessions() as s:
+            yield s
+
+    async def ping(self) -> bool:
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+            return True
+        except Exception:
+            return False
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

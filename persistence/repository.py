@@ -1,0 +1,267 @@
+"""Small async repository functions over the tables. Each takes an ``AsyncSession`` and commits.
+
+Writes keyed by a natural key (session_id, step_key, call_key, case per session) use a dialect-native
+"insert, ignore duplicates" so concurrent or repeated writers never create a second row and never
+fail on the race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import SQLModel, col, select
+
+from persistence.models import (
+    AgentStep,
+    ApiDocument,
+    CaseLibrary,
+    DiagnosisSession,
+    KnowledgeState,
+    SessionStatus,
+    ToolInvocation,
+    utcnow,
+)
+
+M = TypeVar("M", bound=SQLModel)
+
+
+def _insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[str, Any]) -> Any:
+    dialect = session.bind.dialect.name if session.bind else "sqlite"
+    tbl = table.__table__  # type: ignore[attr-defined]
+    if dialect == "mysql":
+        return mysql.insert(tbl).values(values).prefix_with("IGNORE")
+    return sqlite.insert(tbl).values(values).on_conflict_do_nothing()
+
+
+def _row_values(obj: SQLModel) -> dict[str, Any]:
+    """Column values of a model instance keyed by column name (not attribute name)."""
+    table = type(obj).__table__  # type: ignore[attr-defined]
+    mapper = sa.inspect(type(obj))
+    out: dict[str, Any] = {}
+    for attr in mapper.column_attrs:
+        column = attr.columns[0]
+        value = getattr(obj, attr.key)
+        if value is None and column.primary_key:
+            continue
+        out[column.name] = value
+    assert set(out) <= set(table.c.keys())
+    return out
+
+
+async def insert_once(session: AsyncSession, obj: M, **key: Any) -> tuple[M, bool]:
+    """Insert ``obj`` unless a row with the unique ``key`` exists; return (row, created)."""
+    result = await session.execute(_insert_ignore(session, type(obj), _row_values(obj)))
+    await session.commit()
+    created = (result.rowcount or 0) > 0
+    stmt = select(type(obj))
+    for name, value in key.items():
+        stmt = stmt.where(getattr(type(obj), name) == value)
+    row = (await session.execute(stmt)).scalar_one()
+    return row, created
+
+
+# --- diagnosis_session -------------------------------------------------------------------------
+
+
+async def create_session(session: AsyncSession, **fields: Any) -> DiagnosisSession:
+    """Create a RUNNING session row; a second call with the same session_id returns the first row."""
+    row, _ = await insert_once(session, DiagnosisSession(**fields), session_id=fields["session_id"])
+    return row
+
+
+async def get_session(session: AsyncSession, session_id: str) -> DiagnosisSession | None:
+    stmt = select(DiagnosisSession).where(DiagnosisSession.session_id == session_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def update_session(session: AsyncSession, session_id: str, **fields: Any) -> DiagnosisSession:
+    row = await get_session(session, session_id)
+    if row is None:
+        raise LookupError(f"session {session_id} not found")
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.updated_at = utcnow()
+    await session.commit()
+    await session.refresh(row)
+    return row
+
+
+async def finish_session(
+    session: AsyncSession,
+    session_id: str,
+    *,
+    status: SessionStatus,
+    answer: str | None = None,
+    error_message: str | None = None,
+) -> DiagnosisSession:
+    """Close a run and fill its totals from the step and tool records."""
+    steps = await session.execute(
+        select(sa.func.count(), sa.func.coalesce(sa.func.sum(AgentStep.token_count), 0)).where(
+            AgentStep.session_id == session_id
+        )
+    )
+    n_steps, tokens = steps.one()
+    n_tools = (
+        await session.execute(
+            select(sa.func.count()).where(ToolInvocation.session_id == session_id)
+        )
+    ).scalar_one()
+    row = await get_session(session, session_id)
+    if row is None:
+        raise LookupError(f"session {session_id} not found")
+    now = utcnow()
+    created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=now.tzinfo)
+    return await update_session(
+        session,
+        session_id,
+        status=status,
+        answer=answer,
+        error_message=error_message,
+        total_steps=int(n_steps),
+        total_tokens=int(tokens or 0),
+        total_tool_calls=int(n_tools),
+        total_duration_ms=int((now - created).total_seconds() * 1000),
+        completed_at=now,
+    )
+
+
+@dataclass
+class Page:
+    items: list[Any]
+    total: int
+    limit: int
+    offset: int
+
+
+async def list_sessions(
+    session: AsyncSession,
+    *,
+    status: str | None = None,
+    flow: str | None = None,
+    thread_id: str | None = None,
+    limit: int = 20,
+    offset: int = 0,
+) -> Page:
+    conds = []
+    if status:
+        conds.append(DiagnosisSession.status == status)
+    if flow:
+        conds.append(DiagnosisSession.agent_flow == flow)
+    if thread_id:
+        conds.append(DiagnosisSession.thread_id == thread_id)
+    total = (
+        await session.execute(select(sa.func.count()).select_from(DiagnosisSession).where(*conds))
+    ).scalar_one()
+    stmt = (
+        select(DiagnosisSession)
+        .where(*conds)
+        .order_by(col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    items = list((await session.execute(stmt)).scalars())
+    return Page(items=items, total=int(total), limit=limit, offset=offset)
+
+
+# --- agent_step / tool_invocation --------------------------------------------------------------
+
+
+async def append_step(session: AsyncSession, step: AgentStep) -> tuple[AgentStep, bool]:
+    return await insert_once(session, step, session_id=step.session_id, step_key=step.step_key)
+
+
+async def append_invocation(
+    session: AsyncSession, inv: ToolInvocation
+) -> tuple[ToolInvocation, bool]:
+    return await insert_once(session, inv, session_id=inv.session_id, call_key=inv.call_key)
+
+
+async def list_steps(session: AsyncSession, session_id: str) -> Sequence[AgentStep]:
+    stmt = (
+        select(AgentStep)
+        .where(AgentStep.session_id == session_id)
+        .order_by(col(AgentStep.step_index), col(AgentStep.id))
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+async def list_invocations(session: AsyncSession, session_id: str) -> Sequence[ToolInvocation]:
+    stmt = (
+        select(ToolInvocation)
+        .where(ToolInvocation.session_id == session_id)
+        .order_by(col(ToolInvocation.id))
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+@dataclass
+class SessionTrace:
+    session: DiagnosisSession
+    steps: list[AgentStep] = field(default_factory=list)
+    invocations: list[ToolInvocation] = field(default_factory=list)
+
+
+async def get_trace(session: AsyncSession, session_id: str) -> SessionTrace | None:
+    row = await get_session(session, session_id)
+    if row is None:
+        return None
+    return SessionTrace(
+        session=row,
+        steps=list(await list_steps(session, session_id)),
+        invocations=list(await list_invocations(session, session_id)),
+    )
+
+
+async def relevance_distribution(session: AsyncSession) -> dict[str | None, int]:
+    """FS-6: how lookups were judged, across all sessions."""
+    rows = await session.execute(
+        sa.text(
+            "SELECT relevance_level, COUNT(*) FROM tool_invocation "
+            "WHERE tool_name='lookup_knowledge' GROUP BY relevance_level"
+        )
+    )
+    return {level: int(n) for level, n in rows.all()}
+
+
+# --- case_library ------------------------------------------------------------------------------
+
+
+async def add_case_once(session: AsyncSession, case: CaseLibrary) -> tuple[CaseLibrary, bool]:
+    return await insert_once(session, case, session_id=case.session_id)
+
+
+# --- api_document / knowledge_state ------------------------------------------------------------
+
+
+async def get_document(session: AsyncSession, doc_id: str) -> ApiDocument | None:
+    stmt = select(ApiDocument).where(ApiDocument.doc_id == doc_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def get_document_by_path(session: AsyncSession, file_path: str) -> ApiDocument | None:
+    stmt = select(ApiDocument).where(ApiDocument.file_path == file_path)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def knowledge_version(session: AsyncSession) -> int:
+    row = await session.get(KnowledgeState, 1)
+    return row.version if row else 0
+
+
+async def bump_knowledge_version(session: AsyncSession) -> int:
+    """Atomically increment the knowledge version (row created on first use)."""
+    await session.execute(
+        _insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
+    )
+    await session.execute(
+        sa.update(KnowledgeState)
+        .where(KnowledgeState.id == 1)
+        .values(version=KnowledgeState.version + 1, updated_at=utcnow())
+    )
+    await session.commit()
+    return await knowledge_version(session)

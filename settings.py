@@ -1,0 +1,212 @@
+"""One typed settings object for the whole service.
+
+Sources, highest priority first: constructor arguments, environment variables (nested keys with
+``__``, e.g. ``RETRIEVAL__NORMALIZATION__MAX_L2_DISTANCE``), ``.env``, then ``config.yaml`` (path from
+``CONFIG_FILE``; keys may be written ``kebab-case`` or ``snake_case``). A bad value fails at start-up
+with :class:`SettingsError`, which names the key, where it can be set and the allowed form.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+DEFAULT_CONFIG_FILE = "config.yaml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _snake_keys(value: Any) -> Any:
+    # config.yaml is written in kebab-case (the spec says `max-l2-distance`); env vars and Python use
+    # snake_case. Normalising here lets the sources deep-merge key by key.
+    if isinstance(value, dict):
+        return {str(k).replace("-", "_"): _snake_keys(v) for k, v in value.items()}
+    return value
+
+
+class _KebabYamlSource(YamlConfigSettingsSource):
+    def _read_file(self, file_path: Path) -> dict[str, Any]:
+        return _snake_keys(super()._read_file(file_path))
+
+
+class NormalizationSettings(_Section):
+    """FS-1/FS-2: how a dense L2 distance becomes a similarity and a relevance level."""
+
+    max_l2_distance: float = Field(2.0, gt=0, description="Distance at which similarity reaches 0.")
+    highly_relevant_threshold: float = Field(0.75, ge=0, le=1)
+    reference_threshold: float = Field(0.5, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> NormalizationSettings:
+        if self.reference_threshold > self.highly_relevant_threshold:
+            raise ValueError(
+                "reference-threshold must not exceed highly-relevant-threshold "
+                f"(got {self.reference_threshold} > {self.highly_relevant_threshold})"
+            )
+        return self
+
+
+class RetrievalSettings(_Section):
+    normalization: NormalizationSettings = NormalizationSettings()
+    collection: str = Field("superbiz_chunks", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
+    chunk_size: int = Field(500, ge=50, le=8000, description="Chunk size in tokens.")
+    chunk_overlap: int = Field(50, ge=0, description="Chunk overlap in tokens.")
+    top_k: int = Field(5, ge=1, le=50, description="L1 hits kept after fusion.")
+    candidates: int = Field(20, ge=1, le=200, description="Hits fetched per route before fusion.")
+    rrf_k: int = Field(60, ge=1)
+    dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense route.")
+    bm25_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 route.")
+    session_lookup_budget: int = Field(
+        8, ge=1, description="lookup_knowledge calls served per run."
+    )
+    embedding_model: str = Field(
+        "", description="sentence-transformers name or path; empty = packaged all-MiniLM-L6-v2."
+    )
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> RetrievalSettings:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunk-overlap ({self.chunk_overlap}) must be smaller than chunk-size ({self.chunk_size})"
+            )
+        return self
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    database_url: str = Field(
+        "sqlite+aiosqlite:///./data/superbiz.db",
+        description="sqlite+aiosqlite:///path.db or mysql+asyncmy://user:pass@host:3306/db",
+    )
+    milvus_uri: str = Field(
+        "./data/milvus.db", description="Milvus Lite file (*.db) or http(s)://host:19530"
+    )
+    milvus_token: str = Field("", description="Milvus token (user:password) for a secured server.")
+    knowledge_base_dir: Path = Field(
+        Path("./knowledge_base"), description="Folder of Markdown runbooks."
+    )
+    data_dir: Path = Field(Path("./data"), description="Local state: SQLite, Milvus Lite, uploads.")
+    host: str = "127.0.0.1"
+    port: int = Field(9900, ge=1, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    api_key: str = Field("", description="When set, mutating endpoints require X-API-Key.")
+    max_upload_mb: int = Field(10, ge=1, le=1024)
+    llm_base_url: str = Field("", description="OpenAI-compatible endpoint; empty = offline model.")
+    llm_api_key: str = ""
+    llm_model: str = ""
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    prometheus_url: str = Field(
+        "", description="Prometheus/Alertmanager base URL; empty = fixtures."
+    )
+    loki_url: str = Field("", description="Loki base URL; empty = bundled fixture logs.")
+    retrieval: RetrievalSettings = RetrievalSettings()
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_driver(cls, v: str) -> str:
+        if not v.startswith(("sqlite+aiosqlite://", "mysql+asyncmy://")):
+            raise ValueError(
+                "must start with sqlite+aiosqlite:// (e.g. sqlite+aiosqlite:///./data/superbiz.db) "
+                "or mysql+asyncmy:// (e.g. mysql+asyncmy://root:@127.0.0.1:3306/superbiz)"
+            )
+        return v
+
+    @field_validator("milvus_uri")
+    @classmethod
+    def _milvus_form(cls, v: str) -> str:
+        if not (v.endswith(".db") or v.startswith(("http://", "https://", "tcp://"))):
+            raise ValueError(
+                "must be a Milvus Lite file ending in .db (e.g. ./data/milvus.db) "
+                "or a server URL such as http://localhost:19530"
+            )
+        return v
+
+    @field_validator("llm_base_url", "prometheus_url", "loki_url")
+    @classmethod
+    def _http_or_empty(cls, v: str) -> str:
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError("must be empty or an http(s):// URL")
+        return v.rstrip("/")
+
+    @property
+    def database_kind(self) -> str:
+        return "sqlite" if self.database_url.startswith("sqlite") else "mysql"
+
+    @property
+    def milvus_kind(self) -> str:
+        return "milvus-lite" if self.milvus_uri.endswith(".db") else "milvus-server"
+
+    @property
+    def chat_model_kind(self) -> str:
+        return "openai-compatible" if self.llm_base_url and self.llm_model else "offline"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        yaml_file = os.environ.get("CONFIG_FILE", DEFAULT_CONFIG_FILE)
+        yaml = _KebabYamlSource(settings_cls, yaml_file=yaml_file)
+        return init_settings, env_settings, dotenv_settings, yaml, file_secret_settings
+
+
+class SettingsError(ValueError):
+    """A setting has a value the service cannot use; the message says which and how to fix it."""
+
+
+def _describe(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if not isinstance(p, int)]
+    yaml_key = ".".join(p.replace("_", "-") for p in parts)
+    env_key = "__".join(p.replace("-", "_").upper() for p in parts)
+    return f"{yaml_key} (env var {env_key})"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings, turning a validation failure into one readable :class:`SettingsError`."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            msg = err["msg"].removeprefix("Value error, ")
+            got = err.get("input")
+            shown = "" if isinstance(got, dict) else f"; got {got!r}"
+            lines.append(f"- {_describe(err['loc'])}: {msg}{shown}")
+        raise SettingsError(
+            "Invalid configuration; fix these in config.yaml or the environment:\n"
+            + "\n".join(lines)
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

@@ -1,0 +1,99 @@
+"""Shared fixtures: database URLs for both engines, the embedded defaults kept offline."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+MYSQL_SKIP = (
+    "MySQL tests need a server: set TEST_MYSQL_URL=mysql+asyncmy://root:@127.0.0.1:3306/test "
+    "(any user allowed to CREATE/DROP DATABASE); .ci/run does this against the local MariaDB."
+)
+
+
+def mysql_server_url() -> str | None:
+    return os.environ.get("TEST_MYSQL_URL") or None
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A developer's config.yaml or .env must not leak into tests; tests set what they need.
+    monkeypatch.setenv("CONFIG_FILE", str(tmp_path / "absent-config.yaml"))
+    monkeypatch.chdir(tmp_path)
+
+
+async def _create_mysql_db(server_url: str) -> str:
+    name = f"sbtest_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(make_url(server_url))
+    async with admin.begin() as conn:
+        await conn.execute(sa.text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+    await admin.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+async def _drop_mysql_db(server_url: str, url: str) -> None:
+    admin = create_async_engine(make_url(server_url))
+    async with admin.begin() as conn:
+        await conn.execute(sa.text(f"DROP DATABASE IF EXISTS `{make_url(url).database}`"))
+    await admin.dispose()
+
+
+@pytest.fixture
+async def mysql_url() -> AsyncIterator[str]:
+    """A fresh, empty MariaDB/MySQL database for one test, dropped afterwards."""
+    server = mysql_server_url()
+    if not server:
+        pytest.skip(MYSQL_SKIP)
+    url = await _create_mysql_db(server)
+    try:
+        yield url
+    finally:
+        await _drop_mysql_db(server, url)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+
+
+@pytest.fixture(params=["sqlite", "mysql"])
+async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """An empty database on each engine (the MySQL case skips with a hint when unavailable)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+        return
+    server = mysql_server_url()
+    if not server:
+        pytest.skip(MYSQL_SKIP)
+    url = await _create_mysql_db(server)
+    try:
+        yield url
+    finally:
+        await _drop_mysql_db(server, url)
+
+
+@pytest.fixture
+async def db_url(empty_db_url: str) -> str:
+    """A database on each engine, migrated to head."""
+    import asyncio
+
+    from persistence.migrate import upgrade
+
+    await asyncio.to_thread(upgrade, empty_db_url)
+    return empty_db_url
+
+
+@pytest.fixture
+def repo_root() -> Iterator[Path]:
+    yield ROOT

@@ -1,0 +1,97 @@
+"""`make serve` in a clean checkout brings the server up on the embedded defaults."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ROOT
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_checkout(dest: Path) -> Path:
+    """Copy what git would check out (tracked + not-ignored files), sharing the installed venv."""
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    # The install stamp must stay newer than the copied pyproject.toml, or make would reinstall.
+    stamp = ROOT / ".venv" / ".installed"
+    if stamp.exists():
+        t = stamp.stat().st_mtime - 10
+        os.utime(dest / "pyproject.toml", (t, t))
+    return dest
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_make_serve_answers_healthz(tmp_path: Path) -> None:
+    if shutil.which("make") is None:
+        pytest.skip("GNU make is not installed")
+    work = clean_checkout(tmp_path / "checkout")
+    assert not (work / "data").exists()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "MILVUS_URI"))}
+    env.update(PORT=str(port), CONFIG_FILE=str(work / "config.yaml"))
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        ["make", "serve"],
+        cwd=work,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        body = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                if r.status_code == 200:
+                    body = r.json()
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        assert body is not None, (tmp_path / "serve.log").read_text(errors="replace")[-3000:]
+        assert body["database"] == {"kind": "sqlite", "ok": True}
+        assert body["vector_store"]["kind"] == "milvus-lite"
+        assert body["chat_model"] == "offline"
+        assert (work / "data" / "superbiz.db").exists()
+    finally:
+        stop(proc)
+    assert proc.returncode is not None
