@@ -75,6 +75,12 @@ class RetrievalSettings(_Section):
     rrf_k: int = Field(60, ge=1)
     dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense route.")
     bm25_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 route.")
+    cjk_dense_weight: float = Field(
+        0.3,
+        ge=0,
+        description="Dense weight for mostly-Chinese queries (an English-only model cannot read "
+        "them); set it to dense-weight for a multilingual embedding model.",
+    )
     session_lookup_budget: int = Field(
         8, ge=1, description="lookup_knowledge calls served per run."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,24 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+def _outside_loop(fn: Any, *args: Any) -> None:
+    """Alembic's env runs its own event loop; from inside a running loop, run it on a thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        fn(*args)
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(fn, *args).result()
+
+
 def upgrade(url: str, revision: str = "head") -> None:
-    """Blocking; from async code call it with ``asyncio.to_thread``."""
-    command.upgrade(alembic_config(url), revision)
+    """Blocking. Safe to call from sync code or (blocking the loop briefly) from async code."""
+    _outside_loop(command.upgrade, alembic_config(url), revision)
 
 
 def downgrade(url: str, revision: str = "base") -> None:
-    command.downgrade(alembic_config(url), revision)
+    _outside_loop(command.downgrade, alembic_config(url), revision)
 
 
 def _diff(conn: sa.Connection) -> list[Any]:

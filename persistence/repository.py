@@ -248,6 +248,18 @@ async def get_document_by_path(session: AsyncSession, file_path: str) -> ApiDocu
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:
+    row = await get_document(session, doc_id)
+    if row is None:
+        raise LookupError(f"document {doc_id} not found")
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.updated_at = utcnow()
+    await session.commit()
+    await session.refresh(row)
+    return row
+
+
 async def knowledge_version(session: AsyncSession) -> int:
     row = await session.get(KnowledgeState, 1)
     return row.version if row else 0

@@ -1,0 +1,124 @@
+"""In-memory catalog of indexed documents: the L0 index plus what a lookup shows about a document.
+
+Built from ``api_document`` rows at start and kept in step by ingestion (and, across workers, by the
+knowledge version). Pure apart from the lock; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval.documents import ParsedDocument, section_titles
+from retrieval.l0_index import L0Entry, L0Index
+
+SHORT_DOC_CHARS = 3000
+SNIPPET_SHORT, SNIPPET_LONG = 800, 500
+
+
+@dataclass(frozen=True)
+class DocInfo:
+    doc_id: str
+    file_path: str
+    title: str
+    category: str
+    summary: str = ""
+    keywords: tuple[str, ...] = ()
+    covers: tuple[str, ...] = ()
+    when_to_retrieve: str = ""
+    compact: str = ""  # the compact summary a PRECISE lookup returns
+
+    def l0_entry(self) -> L0Entry:
+        return L0Entry(self.doc_id, self.file_path, self.title, self.category, self.keywords)
+
+    @classmethod
+    def from_row(cls, doc_id: str, file_path: str, title: str, category: str, meta: dict[str, Any] | None) -> DocInfo:
+        meta = meta or {}
+        return cls(
+            doc_id=doc_id,
+            file_path=file_path,
+            title=title,
+            category=category,
+            summary=meta.get("summary", ""),
+            keywords=tuple(meta.get("keywords") or ()),
+            covers=tuple(meta.get("covers") or ()),
+            when_to_retrieve=meta.get("when_to_retrieve", ""),
+            compact=meta.get("compact", ""),
+        )
+
+
+def _plain_body(body: str) -> str:
+    """Body text for a snippet: headings become plain lines, runs of blank lines collapse."""
+    text = re.sub(r"^#{1,6}\s+", "", body, flags=re.M)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def compact_summary(doc: ParsedDocument) -> str:
+    """Title, summary, section list and a body snippet (800 chars for short docs, 500 for long)."""
+    plain = _plain_body(doc.body)
+    limit = SNIPPET_SHORT if len(doc.body) <= SHORT_DOC_CHARS else SNIPPET_LONG
+    snippet = plain if len(plain) <= limit else plain[:limit].rstrip() + "…"
+    sections = section_titles(doc.body)
+    lines = [f"《{doc.title}》", f"摘要：{doc.summary}"]
+    if sections:
+        lines.append("章节：" + " / ".join(sections))
+    lines += ["正文节选：", snippet]
+    return "\n".join(lines)
+
+
+@dataclass
+class DocumentCatalog:
+    l0: L0Index = field(default_factory=L0Index)
+    _docs: dict[str, DocInfo] = field(default_factory=dict)
+    _by_path: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    version: int = 0  # knowledge version this catalog reflects
+
+    def replace_all(self, docs: Iterable[DocInfo], version: int = 0) -> None:
+        docs = list(docs)
+        with self._lock:
+            self._docs = {d.doc_id: d for d in docs}
+            self._by_path = {d.file_path: d.doc_id for d in docs}
+            self.version = version
+        self.l0.replace_all(d.l0_entry() for d in docs)
+
+    def put(self, doc: DocInfo) -> None:
+        with self._lock:
+            old = self._docs.get(doc.doc_id)
+            if old is not None:
+                self._by_path.pop(old.file_path, None)
+            self._docs[doc.doc_id] = doc
+            self._by_path[doc.file_path] = doc.doc_id
+        self.l0.add(doc.l0_entry())
+
+    def remove(self, doc_id: str) -> None:
+        with self._lock:
+            old = self._docs.pop(doc_id, None)
+            if old is not None:
+                self._by_path.pop(old.file_path, None)
+        self.l0.remove(doc_id)
+
+    def get(self, doc_id: str) -> DocInfo | None:
+        return self._docs.get(doc_id)
+
+    def by_path(self, file_path: str) -> DocInfo | None:
+        doc_id = self._by_path.get(file_path)
+        return self._docs.get(doc_id) if doc_id else None
+
+    def all(self) -> list[DocInfo]:
+        return list(self._docs.values())
+
+    def paths_in(self, category: str) -> set[str]:
+        return {d.file_path for d in list(self._docs.values()) if d.category == category}
+
+    def categories(self) -> dict[str, list[DocInfo]]:
+        out: dict[str, list[DocInfo]] = {}
+        for d in sorted(self._docs.values(), key=lambda d: d.file_path):
+            out.setdefault(d.category, []).append(d)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._docs)

@@ -1,0 +1,189 @@
+"""Heading-aware chunking with breadcrumbs. Pure: the token counter is passed in.
+
+Sections are split at Markdown headings (outside code fences); each section is packed into chunks of
+at most ``size`` tokens from whole blocks (paragraphs, lists, tables, complete code blocks), so a code
+block is only cut when it alone exceeds ``size`` — and then every piece is re-fenced. Prose blocks
+that are too long go through langchain's ``RecursiveCharacterTextSplitter``. The breadcrumb
+(``Doc title > H2 > H3``) is prepended to the text that is embedded and BM25-indexed.
+
+(langchain's ``MarkdownHeaderTextSplitter`` was not used for the heading split: it joins a section's
+lines and drops the blank lines between paragraphs, which this packer needs.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+TokenCounter = Callable[[str], int]
+HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+BREADCRUMB_SEP = " > "
+
+
+@dataclass(frozen=True)
+class Section:
+    headings: tuple[str, ...]  # H1..H4 path, empty strings removed
+    text: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    breadcrumb: str
+    text: str  # the section text of this chunk, as written
+    token_count: int
+
+    @property
+    def indexed_text(self) -> str:
+        """What is embedded and BM25-indexed: the breadcrumb gives every chunk its context."""
+        return f"{self.breadcrumb}\n\n{self.text}"
+
+
+def split_sections(body: str) -> list[Section]:
+    path: list[str] = ["", "", "", ""]
+    sections: list[Section] = []
+    buf: list[str] = []
+    in_code = False
+
+    def flush() -> None:
+        text = "\n".join(buf).strip("\n")
+        if text.strip():
+            sections.append(Section(tuple(h for h in path if h), text))
+        buf.clear()
+
+    for line in body.splitlines():
+        if FENCE_RE.match(line):
+            in_code = not in_code
+        elif not in_code and (m := HEADING_RE.match(line)):
+            flush()
+            level = len(m.group(1))
+            path[level - 1] = m.group(2).strip()
+            for deeper in range(level, 4):
+                path[deeper] = ""
+            continue
+        buf.append(line)
+    flush()
+    return sections
+
+
+def split_blocks(text: str) -> list[str]:
+    """Paragraph-level blocks; a fenced code block is one block even with blank lines inside."""
+    blocks: list[str] = []
+    buf: list[str] = []
+    in_code = False
+    for line in text.splitlines():
+        if FENCE_RE.match(line):
+            if not in_code and buf:
+                blocks.append("\n".join(buf))
+                buf = []
+            buf.append(line)
+            in_code = not in_code
+            if not in_code:
+                blocks.append("\n".join(buf))
+                buf = []
+            continue
+        if not in_code and not line.strip():
+            if buf:
+                blocks.append("\n".join(buf))
+                buf = []
+            continue
+        buf.append(line)
+    if buf:
+        blocks.append("\n".join(buf))
+    return [b for b in blocks if b.strip()]
+
+
+def _split_code(block: str, size: int, count: TokenCounter) -> list[str]:
+    lines = block.splitlines()
+    opener = lines[0].strip()
+    fence = opener[:3]
+    inner = lines[1:-1] if len(lines) > 1 and FENCE_RE.match(lines[-1]) else lines[1:]
+    pieces, cur = [], []
+    budget = max(size - count(opener) - count(fence) - 2, 1)
+    for line in inner:
+        if cur and count("\n".join([*cur, line])) > budget:
+            pieces.append(cur)
+            cur = []
+        cur.append(line)
+    if cur:
+        pieces.append(cur)
+    return ["\n".join([opener, *p, fence]) for p in pieces]
+
+
+def _split_prose(block: str, size: int, count: TokenCounter) -> list[str]:
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=size,
+        chunk_overlap=0,
+        length_function=count,
+        separators=["\n", "。", "；", ". ", "，", ", ", " ", ""],
+        keep_separator="end",
+    )
+    return splitter.split_text(block)
+
+
+def _fit(blocks: list[str], size: int, count: TokenCounter) -> list[str]:
+    out = []
+    for b in blocks:
+        if count(b) <= size:
+            out.append(b)
+        elif FENCE_RE.match(b):
+            out.extend(_split_code(b, size, count))
+        else:
+            out.extend(_split_prose(b, size, count))
+    return out
+
+
+def _tail(blocks: list[str], overlap: int, count: TokenCounter) -> list[str]:
+    """Trailing whole blocks (no code) that fit in ``overlap`` tokens, to open the next chunk."""
+    tail: list[str] = []
+    used = 0
+    for b in reversed(blocks):
+        n = count(b)
+        if FENCE_RE.match(b) or used + n > overlap:
+            break
+        tail.insert(0, b)
+        used += n
+    return tail
+
+
+def pack(blocks: list[str], size: int, overlap: int, count: TokenCounter) -> list[str]:
+    chunks: list[str] = []
+    cur: list[str] = []
+    cur_tokens = 0
+    fresh = 0  # blocks in `cur` that are not overlap carried from the previous chunk
+    for b in _fit(blocks, size, count):
+        n = count(b)
+        if cur and fresh and cur_tokens + n > size:
+            chunks.append("\n\n".join(cur))
+            cur = _tail(cur, overlap, count)
+            cur_tokens = sum(count(x) for x in cur)
+            fresh = 0
+            if cur_tokens + n > size:
+                cur, cur_tokens = [], 0
+        cur.append(b)
+        cur_tokens += n
+        fresh += 1
+    if cur and fresh:
+        chunks.append("\n\n".join(cur))
+    return chunks
+
+
+def breadcrumb(title: str, headings: tuple[str, ...]) -> str:
+    # The H1 usually repeats the title; keep it only when it says something else.
+    parts = [title] + [h for h in headings if h.strip().lower() != title.strip().lower()]
+    return BREADCRUMB_SEP.join(parts)
+
+
+def chunk_document(
+    title: str, body: str, *, size: int = 500, overlap: int = 50, count: TokenCounter
+) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for section in split_sections(body):
+        crumb = breadcrumb(title, section.headings)
+        for text in pack(split_blocks(section.text), size, overlap, count):
+            chunks.append(Chunk(len(chunks), crumb, text, count(text)))
+    return chunks

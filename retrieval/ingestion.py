@@ -1,0 +1,400 @@
+"""Ingestion: folder scan, upload, re-index and delete, keeping the database rows, the Milvus vectors
+and the in-memory catalog (L0) in step.
+
+Status moves PENDING → PROCESSING → INDEXED | FAILED (with ``error_message``). A file that fails is
+recorded as FAILED and the import goes on. Unchanged files are skipped by relative path and content
+hash; ``force`` re-imports everything, replacing vectors rather than adding to them. Every change
+bumps the knowledge version, which other workers watch to refresh their catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import col, select
+
+from persistence import repository as repo
+from persistence.db import Database
+from persistence.models import ApiDocument, DocumentStatus, utcnow
+from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
+from retrieval.chunking import chunk_document
+from retrieval.documents import CATEGORY_RE, DocumentError, ParsedDocument, parse_document
+from retrieval.errors import (
+    DocumentExists,
+    DocumentNotFound,
+    FileTooLarge,
+    ImportInProgress,
+    InvalidUpload,
+    UnsupportedFileType,
+)
+from retrieval.store import ChunkStore
+
+log = logging.getLogger(__name__)
+
+ALLOWED_SUFFIXES = (".md", ".markdown", ".txt")
+Progress = Callable[[dict[str, Any]], Any]
+Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
+ChangeHook = Callable[[set[str]], Awaitable[None]]
+
+
+@dataclass
+class FileResult:
+    file_path: str
+    status: str  # INDEXED | FAILED | SKIPPED | REMOVED
+    doc_id: str | None = None
+    chunks: int = 0
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+@dataclass
+class ImportReport:
+    results: list[FileResult] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": len(self.results),
+            "indexed": self.count("INDEXED"),
+            "failed": self.count("FAILED"),
+            "skipped": self.count("SKIPPED"),
+            "removed": self.count("REMOVED"),
+            "duration_ms": round(self.duration_ms, 1),
+            "files": [asdict(r) for r in self.results],
+        }
+
+
+def sanitize_filename(name: str) -> str:
+    """Keep only the base name and safe characters; refuse what would escape the folder."""
+    base = PurePosixPath(name.replace("\\", "/")).name.strip()
+    base = re.sub(r"[^\w.\-\u4e00-\u9fff]+", "-", base).strip("-")
+    if not base or base.startswith(".") or base in {".", ".."}:
+        raise InvalidUpload(f"file name {name!r} is not usable; send a name like runbook.md")
+    if not base.lower().endswith(ALLOWED_SUFFIXES):
+        raise UnsupportedFileType(
+            f"{name!r}: only {', '.join(ALLOWED_SUFFIXES)} files can be imported"
+        )
+    return base[:200]
+
+
+async def _emit(progress: Progress | None, event: dict[str, Any]) -> None:
+    if progress is None:
+        return
+    out = progress(event)
+    if inspect.isawaitable(out):
+        await out
+
+
+class IngestionService:
+    def __init__(
+        self,
+        db: Database,
+        store: ChunkStore,
+        catalog: DocumentCatalog,
+        kb_dir: Path,
+        *,
+        chunk_size: int = 500,
+        chunk_overlap: int = 50,
+        max_upload_bytes: int = 10 * 1024 * 1024,
+        enrich: Enricher | None = None,
+        on_change: ChangeHook | None = None,
+    ) -> None:
+        self.db, self.store, self.catalog = db, store, catalog
+        self.kb_dir = Path(kb_dir)
+        self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
+        self.max_upload_bytes = max_upload_bytes
+        self.enrich, self.on_change = enrich, on_change
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def busy(self) -> bool:
+        return self._write_lock.locked()
+
+    # --- catalog ------------------------------------------------------------------------------
+
+    async def load_catalog(self) -> int:
+        """Rebuild the in-memory catalog (and L0 index) from the INDEXED rows."""
+        async with self.db.session() as s:
+            version = await repo.knowledge_version(s)
+            rows = (
+                await s.execute(
+                    select(ApiDocument).where(ApiDocument.status == DocumentStatus.INDEXED)
+                )
+            ).scalars()
+            docs = [
+                DocInfo.from_row(r.doc_id, r.file_path, r.title, r.category, r.doc_metadata)
+                for r in rows
+            ]
+        self.catalog.replace_all(docs, version)
+        return version
+
+    async def refresh_if_stale(self) -> bool:
+        """Cheap per-lookup check (one indexed SELECT) that keeps several workers in step."""
+        async with self.db.session() as s:
+            version = await repo.knowledge_version(s)
+        if version != self.catalog.version:
+            await self.load_catalog()
+            return True
+        return False
+
+    async def _changed(self, categories: set[str]) -> None:
+        async with self.db.session() as s:
+            self.catalog.version = await repo.bump_knowledge_version(s)
+        if self.on_change and categories:
+            try:
+                await self.on_change(categories)
+            except Exception:  # domain summaries are a convenience; never fail an import
+                log.exception("knowledge change hook failed for %s", sorted(categories))
+
+    # --- scanning -----------------------------------------------------------------------------
+
+    def scan(self) -> list[str]:
+        if not self.kb_dir.is_dir():
+            return []
+        out = []
+        for p in sorted(self.kb_dir.rglob("*")):
+            if p.is_file() and p.suffix.lower() in ALLOWED_SUFFIXES and not p.name.startswith("."):
+                out.append(p.relative_to(self.kb_dir).as_posix())
+        return out
+
+    async def init(self, force: bool = False, progress: Progress | None = None) -> ImportReport:
+        if self._write_lock.locked():
+            raise ImportInProgress("an import is already running; wait for it to finish")
+        async with self._write_lock:
+            return await self._init(force, progress)
+
+    async def _init(self, force: bool, progress: Progress | None) -> ImportReport:
+        t0 = time.perf_counter()
+        report = ImportReport()
+        files = self.scan()
+        async with self.db.session() as s:
+            known = {r.file_path: r for r in (await s.execute(select(ApiDocument))).scalars()}
+        todo: list[tuple[str, bytes, str]] = []
+        for rel in files:
+            raw = (self.kb_dir / rel).read_bytes()
+            digest = hashlib.sha256(raw).hexdigest()
+            row = known.get(rel)
+            if row and not force and row.content_hash == digest and row.status == DocumentStatus.INDEXED:
+                report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
+                continue
+            todo.append((rel, raw, digest))
+        await self._mark_pending([rel for rel, _, _ in todo], known)
+        touched: set[str] = set()
+        total = len(todo)
+        await _emit(progress, {"event": "start", "total": total, "skipped": report.count("SKIPPED")})
+        for i, (rel, raw, digest) in enumerate(todo, start=1):
+            await _emit(progress, {"event": "file", "index": i, "total": total, "file": rel, "status": "PROCESSING"})
+            result, category = await self._import(rel, raw, digest)
+            report.results.append(result)
+            if category:
+                touched.add(category)
+            await _emit(
+                progress,
+                {"event": "file", "index": i, "total": total, "file": rel, "status": result.status, "error": result.error, "chunks": result.chunks},
+            )
+        for rel, row in known.items():
+            if rel not in files:  # the file is gone from the folder: forget it everywhere
+                await self._forget(row)
+                touched.add(row.category)
+                report.results.append(FileResult(rel, "REMOVED", row.doc_id))
+        if touched or any(r.status == "FAILED" for r in report.results):
+            await self._changed(touched)
+        report.duration_ms = (time.perf_counter() - t0) * 1000
+        await _emit(progress, {"event": "done", **{k: v for k, v in report.as_dict().items() if k != "files"}})
+        return report
+
+    async def _mark_pending(self, paths: list[str], known: dict[str, ApiDocument]) -> None:
+        async with self.db.session() as s:
+            for rel in paths:
+                row = known.get(rel)
+                if row is None:
+                    s.add(
+                        ApiDocument(
+                            doc_id=uuid.uuid4().hex,
+                            file_name=PurePosixPath(rel).name,
+                            file_path=rel,
+                            category=PurePosixPath(rel).parts[0] if "/" in rel else "general",
+                            status=DocumentStatus.PENDING,
+                        )
+                    )
+                else:
+                    await s.execute(
+                        sa.update(ApiDocument)
+                        .where(ApiDocument.id == row.id)
+                        .values(status=DocumentStatus.PENDING, updated_at=utcnow())
+                    )
+            await s.commit()
+
+    # --- one file -----------------------------------------------------------------------------
+
+    async def _import(self, rel: str, raw: bytes, digest: str) -> tuple[FileResult, str | None]:
+        t0 = time.perf_counter()
+        async with self.db.session() as s:
+            row = await repo.get_document_by_path(s, rel)
+            if row is None:
+                row = ApiDocument(doc_id=uuid.uuid4().hex, file_name=PurePosixPath(rel).name, file_path=rel)
+                s.add(row)
+            row.status = DocumentStatus.PROCESSING
+            row.updated_at = utcnow()
+            row.content_hash, row.file_size = digest, len(raw)
+            await s.commit()
+            doc_id, old_category = row.doc_id, row.category
+        result = FileResult(rel, "FAILED", doc_id)
+        try:
+            parsed = parse_document(raw, rel)
+            if self.enrich and (not parsed.covers or not parsed.when_to_retrieve):
+                parsed = await self.enrich(parsed)
+            n = await asyncio.to_thread(self._index_vectors, doc_id, parsed)
+        except Exception as exc:
+            reason = str(exc) if isinstance(exc, DocumentError) else f"{type(exc).__name__}: {exc}"
+            log.warning("import of %s failed: %s", rel, reason)
+            await asyncio.to_thread(self._drop_vectors, doc_id)
+            self.catalog.remove(doc_id)
+            async with self.db.session() as s:
+                await repo.update_document(s, doc_id, status=DocumentStatus.FAILED, error_message=reason[:2000], chunk_count=0)
+            result.error = reason
+            result.duration_ms = (time.perf_counter() - t0) * 1000
+            return result, old_category
+        meta = parsed.metadata() | {"compact": compact_summary(parsed)}
+        async with self.db.session() as s:
+            await repo.update_document(
+                s,
+                doc_id,
+                status=DocumentStatus.INDEXED,
+                error_message=None,
+                title=parsed.title[:512],
+                category=parsed.category,
+                chunk_count=n,
+                doc_metadata=meta,
+                indexed_at=utcnow(),
+            )
+        self.catalog.put(DocInfo.from_row(doc_id, rel, parsed.title, parsed.category, meta))
+        result.status, result.chunks = "INDEXED", n
+        result.warnings, result.derived = parsed.warnings, parsed.derived
+        result.duration_ms = (time.perf_counter() - t0) * 1000
+        return result, parsed.category
+
+    def _index_vectors(self, doc_id: str, parsed: ParsedDocument) -> int:
+        count = getattr(self.store.embeddings, "count_tokens", None) or (lambda t: len(t.split()))
+        chunks = chunk_document(parsed.title, parsed.body, size=self.chunk_size, overlap=self.chunk_overlap, count=count)
+        # Replace, never append: a re-import must not leave the old version's vectors behind.
+        self.store.delete_doc(doc_id)
+        try:
+            return self.store.add_chunks(doc_id=doc_id, file_path=parsed.file_path, category=parsed.category, chunks=chunks)
+        except Exception:
+            self._drop_vectors(doc_id)
+            raise
+
+    def _drop_vectors(self, doc_id: str) -> None:
+        try:
+            self.store.delete_doc(doc_id)
+        except Exception:
+            log.warning("could not remove vectors of %s", doc_id, exc_info=True)
+
+    async def _forget(self, row: ApiDocument) -> None:
+        await asyncio.to_thread(self.store.delete_doc, row.doc_id)
+        self.catalog.remove(row.doc_id)
+        async with self.db.session() as s:
+            await s.execute(sa.delete(ApiDocument).where(ApiDocument.doc_id == row.doc_id))
+            await s.commit()
+
+    # --- single-document operations -----------------------------------------------------------
+
+    def check_upload(self, filename: str, category: str, size: int | None) -> tuple[str, str]:
+        """Validate before anything is written; returns (relative path, category)."""
+        category = (category or "").strip().lower()
+        if not CATEGORY_RE.match(category):
+            raise InvalidUpload(
+                f"category {category!r} is not valid: use lowercase letters, digits, '-' or '_' (e.g. infrastructure)"
+            )
+        name = sanitize_filename(filename)
+        if size is not None and size > self.max_upload_bytes:
+            raise FileTooLarge(
+                f"{filename!r} is {size} bytes; the limit is {self.max_upload_bytes} bytes (MAX_UPLOAD_MB)"
+            )
+        return f"{category}/{name}", category
+
+    async def upload(self, filename: str, data: bytes, category: str, *, replace: bool = False) -> FileResult:
+        rel, _ = self.check_upload(filename, category, len(data))
+        target = self.kb_dir / rel
+        if not target.resolve().is_relative_to(self.kb_dir.resolve()):
+            raise InvalidUpload(f"{filename!r} would be stored outside the knowledge base")
+        async with self._write_lock:
+            async with self.db.session() as s:
+                existing = await repo.get_document_by_path(s, rel)
+            if (existing or target.exists()) and not replace:
+                raise DocumentExists(f"{rel} already exists; delete it first or upload with replace=true")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)  # atomic: a reader never sees half a file
+            await self._mark_pending([rel], {rel: existing} if existing else {})
+            result, category_touched = await self._import(rel, data, hashlib.sha256(data).hexdigest())
+            await self._changed({category_touched} if category_touched else set())
+            return result
+
+    async def reindex(self, doc_id: str) -> FileResult:
+        async with self._write_lock:
+            async with self.db.session() as s:
+                row = await repo.get_document(s, doc_id)
+            if row is None:
+                raise DocumentNotFound(f"document {doc_id} does not exist")
+            path = self.kb_dir / row.file_path
+            if not path.is_file():
+                raise DocumentNotFound(f"{row.file_path} is no longer in the knowledge-base folder")
+            raw = path.read_bytes()
+            result, category = await self._import(row.file_path, raw, hashlib.sha256(raw).hexdigest())
+            await self._changed({category} if category else set())
+            return result
+
+    async def delete(self, doc_id: str) -> ApiDocument:
+        """Remove the row, its vectors, its L0 entries and its file, together."""
+        async with self._write_lock:
+            async with self.db.session() as s:
+                row = await repo.get_document(s, doc_id)
+            if row is None:
+                raise DocumentNotFound(f"document {doc_id} does not exist")
+            await self._forget(row)
+            path = self.kb_dir / row.file_path
+            if path.resolve().is_relative_to(self.kb_dir.resolve()):
+                path.unlink(missing_ok=True)
+            await self._changed({row.category})
+            return row
+
+    async def stats(self) -> dict[str, Any]:
+        async with self.db.session() as s:
+            by_status = dict((await s.execute(select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status))).all())
+            by_category = dict(
+                (await s.execute(select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category))).all()
+            )
+            last = (await s.execute(select(sa.func.max(col(ApiDocument.indexed_at))))).scalar_one()
+            version = await repo.knowledge_version(s)
+        try:
+            vectors: int | None = await asyncio.to_thread(self.store.count)
+        except Exception:
+            vectors = None
+        return {
+            "documents": sum(by_status.values()),
+            "by_status": {s.value: int(by_status.get(s.value, 0)) for s in DocumentStatus},
+            "by_category": {k: int(v) for k, v in sorted(by_category.items())},
+            "vectors": vectors,
+            "knowledge_version": version,
+            "last_indexed_at": last.isoformat() if last else None,
+            "importing": self.busy,
+        }
