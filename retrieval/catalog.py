@@ -35,7 +35,9 @@ class DocInfo:
         return L0Entry(self.doc_id, self.file_path, self.title, self.category, self.keywords)
 
     @classmethod
-    def from_row(cls, doc_id: str, file_path: str, title: str, category: str, meta: dict[str, Any] | None) -> DocInfo:
+    def from_row(
+        cls, doc_id: str, file_path: str, title: str, category: str, meta: dict[str, Any] | None
+    ) -> DocInfo:
         meta = meta or {}
         return cls(
             doc_id=doc_id,

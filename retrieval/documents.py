@@ -124,10 +124,21 @@ def section_titles(body: str) -> list[str]:
     return out
 
 
+def _check_mapping(text: str, file_path: str) -> None:
+    # python-frontmatter silently drops a frontmatter block that is not a mapping (e.g. a list).
+    handler = frontmatter.YAMLHandler()
+    if handler.detect(text):
+        fm, _ = handler.split(text)
+        loaded = yaml.safe_load(fm) if fm.strip() else {}
+        if loaded is not None and not isinstance(loaded, dict):
+            raise DocumentError(f"{file_path}: frontmatter must be a YAML mapping of fields")
+
+
 def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
     """Parse one file; ``file_path`` is relative to the knowledge base (its folder = category)."""
     text = decode(raw, file_path)
     try:
+        _check_mapping(text, file_path)
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:
         where = ""

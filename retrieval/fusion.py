@@ -10,7 +10,9 @@ from typing import Any
 @dataclass
 class RouteHit:
     pk: str
-    score: float  # dense: squared L2 distance (lower is better); bm25: BM25 score (higher is better)
+    score: (
+        float  # dense: squared L2 distance (lower is better); bm25: BM25 score (higher is better)
+    )
     fields: dict[str, Any] = field(default_factory=dict)
 
 

@@ -302,7 +302,9 @@ class _Run:
             )
         new_hits = [(h, d) for h, d in hit_docs if not self.mem.is_doc_retrieved(d.file_path)]
         new_l0 = [d for d in l0_docs if not self.mem.is_doc_retrieved(d.file_path)]
-        l1_note = f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
+        l1_note = (
+            f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
+        )
 
         if l0_docs and hit_docs:
             # Several keyword matches: list them (metadata only) and let L1 supply the content.
@@ -315,7 +317,9 @@ class _Run:
             }
             supplement = self._chunks(new_hits)
             msg = f"关键词命中 {len(l0_docs)} 篇文档（仅列元数据），正文来自混合检索。"
-            return self._finish(found=True, level=level, primary=primary, supplement=supplement, message=msg)
+            return self._finish(
+                found=True, level=level, primary=primary, supplement=supplement, message=msg
+            )
 
         if l0_docs:
             # Several keyword matches and no valid L1 hit: the best one's compact summary.
@@ -325,12 +329,20 @@ class _Run:
             self._serve(best)
             primary = {"content": best.compact, "source": best.file_path, "matchType": "L0_SUMMARY"}
             supplement = (
-                [{"content": l0_listing(others), "source": ", ".join(d.file_path for d in others), "breadcrumb": "其他关键词命中（仅元数据）"}]
+                [
+                    {
+                        "content": l0_listing(others),
+                        "source": ", ".join(d.file_path for d in others),
+                        "breadcrumb": "其他关键词命中（仅元数据）",
+                    }
+                ]
                 if others
                 else []
             )
             msg = f"关键词命中 {len(l0_docs)} 篇文档，返回最相关一篇的摘要。{l1_note}"
-            return self._finish(found=True, level=level, primary=primary, supplement=supplement, message=msg.strip())
+            return self._finish(
+                found=True, level=level, primary=primary, supplement=supplement, message=msg.strip()
+            )
 
         if not new_hits:
             return self._dedup([d for _, d in hit_docs], level)

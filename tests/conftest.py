@@ -97,3 +97,42 @@ async def db_url(empty_db_url: str) -> str:
 @pytest.fixture
 def repo_root() -> Iterator[Path]:
     yield ROOT
+
+
+@pytest.fixture(scope="session")
+def embeddings():
+    """The packaged MiniLM model, loaded once for the whole run."""
+    from retrieval.embeddings import SentenceTransformerEmbeddings
+
+    emb = SentenceTransformerEmbeddings()
+    assert emb.dimension == 384
+    return emb
+
+
+def kb_settings(base: Path, **overrides: object):
+    """Settings for an isolated knowledge base under ``base`` (a copy of the sample runbooks)."""
+    import shutil
+
+    from settings import load_settings
+
+    kb = base / "knowledge_base"
+    if not kb.exists():
+        shutil.copytree(ROOT / "knowledge_base", kb)
+    values: dict[str, object] = {
+        "database_url": f"sqlite+aiosqlite:///{base / 'kb.db'}",
+        "milvus_uri": str(base / "milvus.db"),
+        "knowledge_base_dir": kb,
+        "data_dir": base,
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+async def build_kb(settings, embeddings, **kwargs: object):
+    from persistence.db import Database
+    from persistence.migrate import upgrade
+    from retrieval.knowledge import KnowledgeBase
+
+    upgrade(settings.database_url)
+    db = Database(settings.database_url)
+    return KnowledgeBase.build(settings, db, embeddings=embeddings, **kwargs)

@@ -1,0 +1,92 @@
+"""Wires the knowledge base together once, for the server, the CLI, notebooks and tests."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from persistence.db import Database
+from retrieval.catalog import DocumentCatalog
+from retrieval.embeddings import SentenceTransformerEmbeddings
+from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
+from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
+from retrieval.memory import SessionMemory
+from retrieval.store import ChunkStore
+from settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class KnowledgeBase:
+    settings: Settings
+    db: Database
+    embeddings: SentenceTransformerEmbeddings
+    store: ChunkStore
+    catalog: DocumentCatalog
+    ingestion: IngestionService
+    lookup_service: LookupService
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        db: Database,
+        *,
+        embeddings: SentenceTransformerEmbeddings | None = None,
+        enrich: Enricher | None = None,
+        on_change: ChangeHook | None = None,
+    ) -> KnowledgeBase:
+        r = settings.retrieval
+        embeddings = embeddings or SentenceTransformerEmbeddings(r.embedding_model)
+        if settings.milvus_kind == "milvus-lite":
+            # Milvus Lite keeps its data in a folder named like the URI; make its parent.
+            from pathlib import Path
+
+            Path(settings.milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        store = ChunkStore(
+            settings.milvus_uri, embeddings, collection=r.collection, token=settings.milvus_token
+        )
+        catalog = DocumentCatalog()
+        ingestion = IngestionService(
+            db,
+            store,
+            catalog,
+            settings.knowledge_base_dir,
+            chunk_size=r.chunk_size,
+            chunk_overlap=r.chunk_overlap,
+            max_upload_bytes=settings.max_upload_mb * 1024 * 1024,
+            enrich=enrich,
+            on_change=on_change,
+        )
+        lookup = LookupService(catalog, store, LookupConfig.from_settings(r))
+        return cls(settings, db, embeddings, store, catalog, ingestion, lookup)
+
+    async def start(
+        self, *, ingest_if_empty: bool = True, progress: Progress | None = None
+    ) -> ImportReport | None:
+        """Load the catalog; on a first start (no documents yet) import the knowledge-base folder."""
+        await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
+        await self.ingestion.load_catalog()
+        if ingest_if_empty and len(self.catalog) == 0 and self.ingestion.scan():
+            log.info("no documents indexed yet: importing %s", self.settings.knowledge_base_dir)
+            return await self.ingestion.init(progress=progress)
+        return None
+
+    def lookup(self, query: str, memory: SessionMemory | None = None) -> LookupOutcome:
+        return self.lookup_service.lookup(query, memory)
+
+    async def alookup(self, query: str, memory: SessionMemory | None = None) -> LookupOutcome:
+        """Lookup off the event loop (embedding and Milvus calls block).
+
+        First a cheap version check, so a document changed through another worker is seen here.
+        """
+        try:
+            await self.ingestion.refresh_if_stale()
+        except Exception as exc:  # the database being down must not stop a lookup
+            log.warning("knowledge version check failed: %s", exc)
+        return await asyncio.to_thread(self.lookup_service.lookup, query, memory)
+
+    async def close(self) -> None:
+        self.store.close()
