@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.documents import ParsedDocument, section_titles
+from retrieval.chunking import split_sections
+from retrieval.documents import section_titles
 from retrieval.l0_index import L0Entry, L0Index
+from retrieval.textmatch import bigrams, overlap
 
 SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
@@ -52,22 +54,36 @@ class DocInfo:
         )
 
 
-def _plain_body(body: str) -> str:
-    """Body text for a snippet: headings become plain lines, runs of blank lines collapse."""
-    text = re.sub(r"^#{1,6}\s+", "", body, flags=re.M)
+def _plain(text: str) -> str:
+    """Snippet text: headings become plain lines, runs of blank lines collapse."""
+    text = re.sub(r"^#{1,6}\s+", "", text, flags=re.M)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def compact_summary(doc: ParsedDocument) -> str:
-    """Title, summary, section list and a body snippet (800 chars for short docs, 500 for long)."""
-    plain = _plain_body(doc.body)
-    limit = SNIPPET_SHORT if len(doc.body) <= SHORT_DOC_CHARS else SNIPPET_LONG
-    snippet = plain if len(plain) <= limit else plain[:limit].rstrip() + "…"
-    sections = section_titles(doc.body)
-    lines = [f"《{doc.title}》", f"摘要：{doc.summary}"]
-    if sections:
-        lines.append("章节：" + " / ".join(sections))
-    lines += ["正文节选：", snippet]
+def compact_summary(title: str, summary: str, body: str, query: str = "") -> str:
+    """Title, summary, section list and a body snippet (800 chars for short docs, 500 for long).
+
+    With a query, the snippet starts at the section that matches it best, so a PRECISE hit on a
+    long runbook shows the part that was asked about; without one, at the start of the body.
+    """
+    limit = SNIPPET_SHORT if len(body) <= SHORT_DOC_CHARS else SNIPPET_LONG
+    sections = split_sections(body)
+    start = 0
+    if query and sections:
+        q = bigrams(query)
+        scores = [
+            2 * overlap(" ".join(sec.headings[1:]), q) + overlap(sec.text, q) for sec in sections
+        ]
+        if max(scores) > 0:
+            start = scores.index(max(scores))
+    picked = sections[start:] if sections else []
+    where = " > ".join(picked[0].headings[1:]) if picked and start else ""
+    text = _plain("\n\n".join(sec.text for sec in picked)) if picked else _plain(body)
+    snippet = text if len(text) <= limit else text[:limit].rstrip() + "…"
+    lines = [f"《{title}》", f"摘要：{summary}"]
+    if heads := section_titles(body):
+        lines.append("章节：" + " / ".join(heads))
+    lines += [f"正文节选（{where}）：" if where else "正文节选：", snippet]
     return "\n".join(lines)
 
 

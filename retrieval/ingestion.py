@@ -271,7 +271,7 @@ class IngestionService:
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
             return result, old_category
-        meta = parsed.metadata() | {"compact": compact_summary(parsed)}
+        meta = parsed.metadata() | {"compact": compact_summary(parsed.title, parsed.summary, parsed.body)}
         async with self.db.session() as s:
             await repo.update_document(
                 s,

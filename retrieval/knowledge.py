@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from persistence.db import Database
-from retrieval.catalog import DocumentCatalog
+from retrieval.catalog import DocInfo, DocumentCatalog
+from retrieval.documents import parse_document
 from retrieval.embeddings import SentenceTransformerEmbeddings
 from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
@@ -42,8 +44,6 @@ class KnowledgeBase:
         embeddings = embeddings or SentenceTransformerEmbeddings(r.embedding_model)
         if settings.milvus_kind == "milvus-lite":
             # Milvus Lite keeps its data in a folder named like the URI; make its parent.
-            from pathlib import Path
-
             Path(settings.milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         store = ChunkStore(
             settings.milvus_uri, embeddings, collection=r.collection, token=settings.milvus_token
@@ -60,7 +60,15 @@ class KnowledgeBase:
             enrich=enrich,
             on_change=on_change,
         )
-        lookup = LookupService(catalog, store, LookupConfig.from_settings(r))
+        kb_dir = Path(settings.knowledge_base_dir)
+
+        def read_body(doc: DocInfo) -> str | None:
+            path = kb_dir / doc.file_path
+            if not path.is_file():
+                return None
+            return parse_document(path.read_bytes(), doc.file_path).body
+
+        lookup = LookupService(catalog, store, LookupConfig.from_settings(r), body_loader=read_body)
         return cls(settings, db, embeddings, store, catalog, ingestion, lookup)
 
     async def start(
@@ -74,10 +82,14 @@ class KnowledgeBase:
             return await self.ingestion.init(progress=progress)
         return None
 
-    def lookup(self, query: str, memory: SessionMemory | None = None) -> LookupOutcome:
-        return self.lookup_service.lookup(query, memory)
+    def lookup(
+        self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
+    ) -> LookupOutcome:
+        return self.lookup_service.lookup(query, memory, config)
 
-    async def alookup(self, query: str, memory: SessionMemory | None = None) -> LookupOutcome:
+    async def alookup(
+        self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
+    ) -> LookupOutcome:
         """Lookup off the event loop (embedding and Milvus calls block).
 
         First a cheap version check, so a document changed through another worker is seen here.
@@ -86,7 +98,7 @@ class KnowledgeBase:
             await self.ingestion.refresh_if_stale()
         except Exception as exc:  # the database being down must not stop a lookup
             log.warning("knowledge version check failed: %s", exc)
-        return await asyncio.to_thread(self.lookup_service.lookup, query, memory)
+        return await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
 
     async def close(self) -> None:
         self.store.close()

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.catalog import DocInfo, DocumentCatalog
+from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
 from retrieval.fusion import FusedHit
 from retrieval.memory import SessionMemory
 from retrieval.payload import (
@@ -75,20 +76,41 @@ class LookupService:
         catalog: DocumentCatalog,
         store: ChunkStore | None,
         config: LookupConfig | None = None,
+        body_loader: Callable[[DocInfo], str | None] | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
         self.config = config or LookupConfig()
+        # Reads a document's body for a query-focused PRECISE summary; None = stored summary only.
+        self.body_loader = body_loader
 
-    def route_weights(self, query: str) -> dict[str, float]:
+    def summary_for(self, doc: DocInfo, query: str) -> str:
+        body = None
+        if self.body_loader is not None:
+            try:
+                body = self.body_loader(doc)
+            except Exception as exc:  # the stored summary is a fine answer too
+                log.debug("body of %s unavailable: %s", doc.file_path, exc)
+        if not body:
+            return doc.compact
+        return compact_summary(doc.title, doc.summary, body, query)
+
+    def route_weights(self, query: str, config: LookupConfig | None = None) -> dict[str, float]:
         # An English-only dense model cannot read a Chinese query; it must not outvote BM25.
-        dense = self.config.cjk_dense_weight if cjk_ratio(query) > 0.5 else self.config.dense_weight
-        return {DENSE_ROUTE: dense, BM25_ROUTE: self.config.bm25_weight}
+        c = config or self.config
+        dense = c.cjk_dense_weight if cjk_ratio(query) > 0.5 else c.dense_weight
+        return {DENSE_ROUTE: dense, BM25_ROUTE: c.bm25_weight}
 
-    def lookup(self, query: str, memory: SessionMemory | None = None) -> LookupOutcome:
+    def lookup(
+        self,
+        query: str,
+        memory: SessionMemory | None = None,
+        config: LookupConfig | None = None,
+    ) -> LookupOutcome:
+        """``config`` overrides the service's configuration for this call (a run's Context)."""
         t0 = time.perf_counter()
         mem = SessionMemory.of(memory.retrieved, memory.lookups) if memory else SessionMemory()
-        run = _Run(self, query.strip(), mem)
+        run = _Run(self, query.strip(), mem, config or self.config)
         outcome = run.execute()
         outcome.artifact["timings_ms"]["total"] = round((time.perf_counter() - t0) * 1000, 2)
         return outcome
@@ -97,8 +119,10 @@ class LookupService:
 class _Run:
     """One lookup's working state; keeps ``lookup`` itself short."""
 
-    def __init__(self, svc: LookupService, query: str, mem: SessionMemory) -> None:
-        self.svc, self.cfg, self.query, self.mem = svc, svc.config, query, mem
+    def __init__(
+        self, svc: LookupService, query: str, mem: SessionMemory, cfg: LookupConfig
+    ) -> None:
+        self.svc, self.cfg, self.query, self.mem = svc, cfg, query, mem
         self.served: dict[str, list[str]] = {}
         self.truncated = False
         self.timings: dict[str, float] = {}
@@ -224,7 +248,8 @@ class _Run:
         if self.mem.is_doc_retrieved(doc.file_path):
             return self._dedup([doc], level)
         self._serve(doc)
-        primary = {"content": doc.compact, "source": doc.file_path, "matchType": "L0_EXACT"}
+        content = self.svc.summary_for(doc, self.query)
+        primary = {"content": content, "source": doc.file_path, "matchType": "L0_EXACT"}
         return self._finish(
             found=True,
             level=level,
@@ -237,7 +262,7 @@ class _Run:
         if store is None:
             self.art["l1_error"] = "L1 store is not configured"
             return []
-        weights = self.svc.route_weights(self.query)
+        weights = self.svc.route_weights(self.query, self.cfg)
         self.art["route_weights"] = weights
         try:
             t = time.perf_counter()
@@ -327,7 +352,8 @@ class _Run:
                 return self._dedup(l0_docs, level)
             best, others = new_l0[0], [d for d in l0_docs if d is not new_l0[0]]
             self._serve(best)
-            primary = {"content": best.compact, "source": best.file_path, "matchType": "L0_SUMMARY"}
+            content = self.svc.summary_for(best, self.query)
+            primary = {"content": content, "source": best.file_path, "matchType": "L0_SUMMARY"}
             supplement = (
                 [
                     {

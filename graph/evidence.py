@@ -1,0 +1,102 @@
+"""What the tools returned in a run, read back from the messages. Pure.
+
+Both the offline model and the report/answer nodes build on this, so an answer can only ever cite
+what a tool actually returned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+
+@dataclass
+class Evidence:
+    tool: str
+    args: dict[str, Any]
+    call_id: str
+    ok: bool
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.data.get("found"))
+
+    def sources(self) -> list[str]:
+        if self.tool != "lookup_knowledge":
+            return []
+        out = []
+        primary = self.data.get("primary") or {}
+        for s in [
+            primary.get("source", ""),
+            *[x.get("source", "") for x in self.data.get("supplement", [])],
+        ]:
+            for part in s.split(","):
+                if part.strip() and part.strip() not in out:
+                    out.append(part.strip())
+        return out
+
+    def contents(self) -> list[tuple[str, str]]:
+        """(source, text) pairs of a lookup's content, primary first."""
+        if self.tool != "lookup_knowledge":
+            return []
+        out = []
+        if p := self.data.get("primary"):
+            out.append((p.get("source", ""), p.get("content", "")))
+        out += [
+            (s.get("source", ""), s.get("content", "")) for s in self.data.get("supplement", [])
+        ]
+        return out
+
+
+def collect(messages: Sequence[AnyMessage]) -> list[Evidence]:
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    out: list[Evidence] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for tc in m.tool_calls:
+                calls[tc["id"] or ""] = (tc["name"], tc.get("args") or {})
+        elif isinstance(m, ToolMessage):
+            name, args = calls.get(m.tool_call_id, (m.name or "", {}))
+            text = (
+                m.content
+                if isinstance(m.content, str)
+                else json.dumps(m.content, ensure_ascii=False)
+            )
+            ok = getattr(m, "status", "success") != "error"
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = {}
+            out.append(
+                Evidence(
+                    name, args, m.tool_call_id, ok, text, data if isinstance(data, dict) else {}
+                )
+            )
+    return out
+
+
+def after_last_human(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].type == "human":
+            return list(messages[i + 1 :])
+    return list(messages)
+
+
+def alerts(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
+    for ev in reversed(evidence):
+        if ev.tool == "query_prometheus_alerts" and ev.ok:
+            return list(ev.data.get("alerts", []))
+    return []
+
+
+def all_sources(evidence: Sequence[Evidence]) -> list[str]:
+    out: list[str] = []
+    for ev in evidence:
+        out += [s for s in ev.sources() if s not in out]
+    return out

@@ -1,0 +1,359 @@
+"""What the offline model does in each role. Deterministic: same messages in, same message out.
+
+It plans from the knowledge map in the planner prompt, calls tools with terms taken from the task,
+stops when a lookup says PRECISE / HIGHLY_RELEVANT or that the document/domain was already
+retrieved, and answers extractively from tool results with their sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
+
+from graph.evidence import Evidence, after_last_human, alerts, all_sources, collect
+from graph.offline.text import json_block, select_lines, terms, unique, yaml_block
+
+STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
+WANTS_TIME = re.compile(r"几点|时间|日期|今天|现在|\bnow\b|\btime\b|\bdate\b|\btoday\b", re.I)
+WANTS_ALERTS = re.compile(r"告警|报警|alert|firing", re.I)
+WANTS_LOGS = re.compile(r"日志|\blogs?\b", re.I)
+SERVICE_RE = re.compile(
+    r"服务\s*[:：]?\s*([A-Za-z0-9_.\-]+)|service[=:\s]+([A-Za-z0-9_.\-]+)", re.I
+)
+DOMAIN_INSTR = re.compile(r"在领域\s*(\S+?)\s*检索\s*[:：]\s*(.+)")
+
+
+def _id(*parts: Any) -> str:
+    digest = hashlib.sha1(json.dumps(parts, ensure_ascii=False, default=str).encode()).hexdigest()
+    return f"call_{digest[:24]}"
+
+
+def _call(name: str, args: dict[str, Any], *salt: Any) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": _id(name, args, *salt), "type": "tool_call"}
+
+
+def _text(m: AnyMessage) -> str:
+    return m.content if isinstance(m.content, str) else json.dumps(m.content, ensure_ascii=False)
+
+
+def _task(messages: Sequence[AnyMessage]) -> str:
+    for m in reversed(messages):
+        if m.type == "human":
+            return _text(m)
+    return ""
+
+
+def _strip_json(text: str) -> str:
+    return re.sub(r"```json.*?```", "", text, flags=re.S).strip()
+
+
+# --- acting roles: assistant and executor ---------------------------------------------------------
+
+
+def _query_for(task: str, spec: dict[str, Any]) -> str:
+    if spec.get("query"):
+        return str(spec["query"])
+    text = _strip_json(task)
+    if m := DOMAIN_INSTR.search(text):
+        return m.group(2).strip()
+    return " ".join(terms(text)) or text
+
+
+def _service_for(task: str, spec: dict[str, Any]) -> str:
+    if spec.get("service"):
+        return str(spec["service"])
+    m = SERVICE_RE.search(_strip_json(task))
+    return (m.group(1) or m.group(2)) if m else ""
+
+
+def _first_round(
+    task: str, spec: dict[str, Any], tools: set[str], salt: str
+) -> list[dict[str, Any]]:
+    text = _strip_json(task)
+    wanted = set(spec.get("tools") or [])
+    calls = []
+    if "query_prometheus_alerts" in tools and (
+        "query_prometheus_alerts" in wanted or (not wanted and WANTS_ALERTS.search(text))
+    ):
+        calls.append(_call("query_prometheus_alerts", {"state": "firing"}, salt))
+    if "get_current_time" in tools and (
+        "get_current_time" in wanted or (not wanted and WANTS_TIME.search(text))
+    ):
+        calls.append(_call("get_current_time", {}, salt))
+    only_meta = calls and len(terms(WANTS_TIME.sub("", WANTS_ALERTS.sub("", text)))) < 2
+    if "lookup_knowledge" in tools and (
+        "lookup_knowledge" in wanted or (not wanted and not only_meta)
+    ):
+        calls.append(_call("lookup_knowledge", {"query": _query_for(task, spec)}, salt))
+    service = _service_for(task, spec)
+    if (
+        "query_logs" in tools
+        and service
+        and ("query_logs" in wanted or (not wanted and WANTS_LOGS.search(text)))
+    ):
+        calls.append(_call("query_logs", {"service": service, "minutes": 60}, salt))
+    return calls
+
+
+def _retry_query(first: str) -> str | None:
+    """One different query after found=false: the English/code terms alone, or the Chinese alone."""
+    ts = terms(first)
+    ascii_terms = [t for t in ts if t.isascii()]
+    cjk_terms = [t for t in ts if not t.isascii()]
+    for alt in (" ".join(ascii_terms), " ".join(cjk_terms)):
+        if alt and alt != first:
+            return alt
+    return None
+
+
+def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
+    task = _task(messages)
+    spec = json_block(task) or {}
+    evs = collect(after_last_human(messages))
+    salt = _id(role, task)
+    if not evs:
+        calls = _first_round(task, spec, tools, salt)
+        if calls:
+            return AIMessage(content="", tool_calls=calls)
+    lookups = [e for e in evs if e.tool == "lookup_knowledge" and e.ok]
+    if len(lookups) == 1 and "lookup_knowledge" in tools:
+        last = lookups[0].data
+        stop = (
+            last.get("relevanceLevel") in STOP_LEVELS
+            or "已返回过" in last.get("message", "")
+            or "上限" in last.get("message", "")
+        )
+        if not last.get("found") and not stop:
+            alt = _retry_query(str(lookups[0].args.get("query", "")))
+            if alt:
+                return AIMessage(
+                    content="", tool_calls=[_call("lookup_knowledge", {"query": alt}, salt, 2)]
+                )
+    question = spec.get("question") or _strip_json(task)
+    return AIMessage(content=compose(question, evs, report=(role == "executor")))
+
+
+def compose(question: str, evs: Sequence[Evidence], *, report: bool = False) -> str:
+    """An extractive answer: the lines of each returned document that match the question."""
+    parts: list[str] = []
+    found_any = False
+    for ev in evs:
+        if ev.tool == "lookup_knowledge":
+            if not ev.ok:
+                parts.append(f"知识库检索失败：{ev.text[:200]}")
+                continue
+            contents = ev.contents()
+            for source, text in contents:
+                if not text or "," in source:
+                    continue
+                found_any = True
+                lines = select_lines(question, text, 6)
+                parts.append(f"**{source}**\n" + "\n".join(f"- {ln}" for ln in lines))
+            if not contents and ev.data.get("message"):
+                parts.append(f"（{ev.data['message']}）")
+        elif ev.tool == "query_prometheus_alerts" and ev.ok:
+            items = [
+                f"- [{a['severity']}] {a['alertname']}（{a['service']}）：{a['summary']}"
+                for a in ev.data.get("alerts", [])
+            ]
+            parts.append("**活跃告警**\n" + ("\n".join(items) or "- 无"))
+        elif ev.tool == "query_logs" and ev.ok:
+            lines = [
+                f"- {x.get('ts', '')} {x.get('message', '')}" for x in ev.data.get("lines", [])[-5:]
+            ]
+            parts.append(
+                f"**{ev.data.get('service', '')} 日志**\n" + ("\n".join(lines) or "- 无匹配日志")
+            )
+        elif ev.tool == "get_current_time" and ev.ok:
+            parts.append(f"当前时间：{ev.data.get('local', ev.text)}")
+        elif not ev.ok:
+            parts.append(f"{ev.tool} 调用失败：{ev.text[:200]}")
+    sources = all_sources(evs)
+    head = "执行结果：" if report else "根据知识库检索结果："
+    if not found_any and any(e.tool == "lookup_knowledge" for e in evs):
+        parts.append(f"知识库中未找到与「{question[:60]}」足够相关的文档。")
+    body = "\n\n".join(parts) if parts else f"没有可用的工具结果来回答「{question[:60]}」。"
+    tail = f"\n\n来源：{'、'.join(sources)}" if sources else ""
+    return f"{head}\n\n{body}{tail}"
+
+
+# --- coordinating roles -----------------------------------------------------------------------
+
+
+def supervise(messages: Sequence[AnyMessage]) -> AIMessage:
+    state = json_block(_task(messages)) or {}
+    plan = state.get("plan")
+    if state.get("turns", 0) >= state.get("max_turns", 10**6):
+        nxt, why = "finish", "达到调度轮次上限"
+    elif not plan:
+        nxt, why = "planner", "还没有计划"
+    elif plan.get("finish"):
+        nxt, why = "finish", "规划者声明 FINISH"
+    elif not plan.get("executed"):
+        nxt, why = "executor", "有待执行的计划步骤"
+    else:
+        nxt, why = "planner", "上一步已执行，规划下一步"
+    return AIMessage(content="", tool_calls=[_call("Route", {"next": nxt, "reason": why}, state)])
+
+
+def _map_domains(system: str) -> dict[str, list[dict[str, Any]]]:
+    data = yaml_block(system) or {}
+    domains = data.get("domains", data) if isinstance(data, dict) else {}
+    out = {}
+    for name, body in (domains or {}).items():
+        docs = (body or {}).get("documents", []) if isinstance(body, dict) else []
+        out[str(name)] = [d for d in docs if isinstance(d, dict)]
+    return out
+
+
+def _domain_score(
+    question: str, qterms: list[str], docs: list[dict[str, Any]]
+) -> tuple[int, list[str]]:
+    """Keywords found in the question weigh 3, title words 2, cover topics 1."""
+    q = question.lower()
+    score, hits = 0, []
+    for d in docs:
+        for kw in d.get("keywords", []) or []:
+            if str(kw).lower() in q:
+                score, hits = score + 3, [*hits, str(kw)]
+        title, covers = (
+            str(d.get("title", "")).lower(),
+            " ".join(map(str, d.get("covers", []) or [])).lower(),
+        )
+        for t in qterms:
+            if t.lower() in title:
+                score, hits = score + 2, [*hits, t]
+            elif t.lower() in covers:
+                score, hits = score + 1, [*hits, t]
+    return score, unique(hits)
+
+
+def plan_chat(question: str, system: str, done: list[str]) -> dict[str, Any]:
+    """Domains ranked by how strongly the question points at them; weak matches are dropped."""
+    qterms = terms(question)
+    scored = [
+        (*_domain_score(question, qterms, docs), name)
+        for name, docs in _map_domains(system).items()
+    ]
+    scored = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[2]))
+    if scored:
+        floor = max(2, scored[0][0] / 3)
+        scored = [x for x in scored if x[0] >= floor] or scored[:1]
+    for _, hits, name in scored:
+        if name not in done:
+            query = " ".join(hits)
+            return {
+                "instruction": f"在领域 {name} 检索：{query}",
+                "domains": [name],
+                "query": query,
+                "finish": False,
+            }
+    if not scored and "*" not in done:
+        return {
+            "instruction": f"在知识库中检索：{question}",
+            "domains": ["*"],
+            "query": question,
+            "finish": False,
+        }
+    return {"instruction": "", "domains": [], "finish": True}
+
+
+def plan_aiops(state: dict[str, Any]) -> dict[str, Any]:
+    if not state.get("alerts_checked"):
+        return {
+            "instruction": "查询当前活跃告警（query_prometheus_alerts）",
+            "domains": [],
+            "tools": ["query_prometheus_alerts"],
+            "finish": False,
+        }
+    done = set(state.get("analyzed", []))
+    for a in state.get("alerts", []):
+        if a["alertname"] in done:
+            continue
+        labels = a.get("labels", {})
+        query = " ".join(
+            unique([a["alertname"], labels.get("error_code", ""), a.get("summary", "")])
+        )
+        return {
+            "instruction": f"分析告警 {a['alertname']}（服务 {a['service']}，级别 {a['severity']}）：检索处理手册并查询服务 {a['service']} 的错误日志",
+            "domains": [],
+            "query": query,
+            "service": a["service"],
+            "alert": a["alertname"],
+            "tools": ["lookup_knowledge", "query_logs"],
+            "finish": False,
+        }
+    return {"instruction": "", "domains": [], "finish": True}
+
+
+def plan(messages: Sequence[AnyMessage]) -> AIMessage:
+    system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
+    state = json_block(_task(messages)) or {}
+    if state.get("flow") == "AI_OPS":
+        step = plan_aiops(state)
+    else:
+        step = plan_chat(state.get("question", ""), system, list(state.get("done_domains", [])))
+    return AIMessage(content="", tool_calls=[_call("Plan", step, state)])
+
+
+# --- knowledge-base enrichment ------------------------------------------------------------------
+
+
+def document_fields(messages: Sequence[AnyMessage]) -> AIMessage:
+    doc = json_block(_task(messages)) or {}
+    covers = unique([*doc.get("sections", [])[:6]]) or unique(doc.get("keywords", [])[:6])
+    kws = "、".join(doc.get("keywords", [])[:4])
+    when = f"当问题涉及「{doc.get('title', '')}」" + (f"，或提到 {kws} 时检索" if kws else "时检索")
+    return AIMessage(
+        content="",
+        tool_calls=[_call("DocumentFields", {"covers": covers, "when_to_retrieve": when}, doc)],
+    )
+
+
+def domain_summary(messages: Sequence[AnyMessage]) -> AIMessage:
+    data = json_block(_task(messages)) or {}
+    docs = data.get("documents", [])
+    titles = "".join(f"《{d.get('title', '')}》" for d in docs[:6])
+    topics = "、".join(unique(c for d in docs for c in d.get("covers", []))[:8])
+    text = f"领域 {data.get('domain', '')} 包含 {titles}" + (
+        f"，问题涉及 {topics} 时检索本领域。" if topics else "。"
+    )
+    return AIMessage(
+        content="", tool_calls=[_call("DomainSummary", {"when_to_retrieve": text}, data)]
+    )
+
+
+def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMessage:
+    if role in ("assistant", "executor"):
+        return act(messages, tools, role)
+    if role == "supervisor":
+        return supervise(messages)
+    if role == "planner":
+        return plan(messages)
+    if role == "answer":
+        data = json_block(_task(messages)) or {}
+        evs = [
+            Evidence(
+                e.get("tool", ""),
+                e.get("args", {}),
+                "",
+                e.get("ok", True),
+                "",
+                e.get("result") or {},
+            )
+            for e in data.get("evidence", [])
+        ]
+        return AIMessage(content=compose(data.get("question", ""), evs))
+    if role == "enricher":
+        return document_fields(messages)
+    if role == "domain_summary":
+        return domain_summary(messages)
+    raise ValueError(f"offline model has no role {role!r}")
+
+
+__all__ = ["respond", "compose", "alerts"]

@@ -1,0 +1,191 @@
+"""Text utilities for the offline model: term extraction, token estimates, extractive selection."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+import yaml
+
+from retrieval.textmatch import bigrams, overlap
+
+_ASCII_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_.\-@]*[A-Za-z0-9]|[A-Za-z]{2,}")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_JSON_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.S)
+_YAML_BLOCK = re.compile(r"```yaml\s*(.*?)```", re.S)
+
+EN_STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "is",
+    "are",
+    "was",
+    "be",
+    "how",
+    "what",
+    "why",
+    "when",
+    "which",
+    "do",
+    "does",
+    "i",
+    "we",
+    "my",
+    "our",
+    "it",
+    "this",
+    "that",
+    "with",
+    "can",
+    "should",
+    "please",
+    "me",
+    "about",
+    "from",
+    "at",
+    "by",
+    "as",
+    "if",
+    "vs",
+}
+ZH_STOP = {
+    "怎么",
+    "怎么办",
+    "如何",
+    "什么",
+    "为什么",
+    "哪些",
+    "是否",
+    "可以",
+    "应该",
+    "需要",
+    "一下",
+    "请问",
+    "这个",
+    "那个",
+    "我们",
+    "你们",
+    "他们",
+    "出现",
+    "发生",
+    "问题",
+    "情况",
+    "时候",
+    "现在",
+    "已经",
+    "还是",
+    "以及",
+    "并且",
+    "或者",
+    "然后",
+    "导致",
+    "处理",
+    "进行",
+    "相关",
+    "告诉",
+    "分别",
+    "同时",
+    "意思",
+    "含义",
+    "办法",
+    "解决",
+    "排查",
+    "原因",
+    "看看",
+    "一些",
+    "帮我",
+}
+
+
+@lru_cache(maxsize=1)
+def _jieba():  # noqa: ANN202 - jieba module, imported lazily (it builds a dictionary on first use)
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def terms(text: str) -> list[str]:
+    """Distinct content terms in order: English words/codes and Chinese words (jieba)."""
+    out: list[str] = []
+    for m in _ASCII_TERM.finditer(text):
+        t = m.group(0)
+        if t.lower() not in EN_STOP and t not in out:
+            out.append(t)
+    for run in _CJK_RUN.findall(text):
+        for w in _jieba().lcut(run):
+            if len(w) >= 2 and w not in ZH_STOP and w not in out:
+                out.append(w)
+    return out
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (1 per CJK char, ~1.3 per English word) for usage metadata."""
+    cjk = len(_CJK_CHAR.findall(text))
+    words = len(re.findall(r"[A-Za-z0-9_]+", text))
+    other = len(re.findall(r"[^\sA-Za-z0-9_\u3400-\u4dbf\u4e00-\u9fff]", text))
+    return cjk + int(words * 1.3) + other // 2
+
+
+def json_block(text: str) -> dict | None:
+    m = _JSON_BLOCK.search(text)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def yaml_block(text: str) -> object:
+    m = _YAML_BLOCK.search(text)
+    if not m:
+        return None
+    try:
+        return yaml.safe_load(m.group(1))
+    except yaml.YAMLError:
+        return None
+
+
+_CODEISH = re.compile(r'^\s*["{}\[\]]')
+
+
+def select_lines(question: str, text: str, limit: int = 6) -> list[str]:
+    """The lines of ``text`` that share the most with the question, in their original order."""
+    q = bigrams(question)
+    lines = [ln.strip() for ln in text.splitlines()]
+    candidates = [
+        (i, ln)
+        for i, ln in enumerate(lines)
+        if len(ln) >= 6
+        and not ln.startswith(("```", "|---", "---"))
+        and not set(ln) <= set("-|=#* ")
+        and not _CODEISH.match(ln)
+    ]
+    scored = sorted(candidates, key=lambda x: (-overlap(x[1], q), x[0]))[:limit]
+    picked = [ln for _, ln in sorted(scored, key=lambda x: x[0]) if overlap(ln, q) > 0]
+    if not picked:  # nothing overlaps: fall back to the opening lines
+        picked = [ln for _, ln in candidates[: min(limit, 3)]]
+    return picked
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for x in items:
+        if x and x not in seen:
+            seen.append(x)
+    return seen

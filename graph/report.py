@@ -1,0 +1,123 @@
+"""The AI-Ops alert-analysis report, built only from what the tools returned. Pure.
+
+Sections: 活跃告警清单 / 告警根因分析N / 处理方案执行N / 未能找到的信息 / 结论.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from graph.evidence import Evidence
+from graph.offline.text import select_lines
+
+META_PREFIXES = ("摘要：", "章节：", "《", "正文节选")
+LIST_MARK = re.compile(r"^\s*(\d+[.)、]|[-*])\s*")
+ACTION_HINT = re.compile(
+    r"^\s*(\d+[.)、]|[-*]\s)|步骤|执行|检查|调整|扩容|重启|回滚|限流|降级|清理|设置|修改|CONFIG|kubectl|SHOW|SET ",
+    re.I,
+)
+
+
+def _alert_terms(alert: dict[str, Any]) -> str:
+    labels = alert.get("labels", {})
+    return " ".join(
+        [
+            alert.get("alertname", ""),
+            alert.get("summary", ""),
+            alert.get("description", ""),
+            *map(str, labels.values()),
+        ]
+    )
+
+
+def _steps(text: str, alert: dict[str, Any], limit: int = 6) -> list[str]:
+    lines = [
+        ln
+        for ln in select_lines(_alert_terms(alert), text, 14)
+        if ACTION_HINT.search(ln) and not ln.startswith(META_PREFIXES)
+    ]
+    return lines[:limit]
+
+
+def build_report(
+    alerts: Sequence[dict[str, Any]],
+    evidence_by_alert: dict[str, list[Evidence]],
+    *,
+    stop_reason: str | None = None,
+) -> str:
+    out = ["# 告警分析报告", "", "## 活跃告警清单", ""]
+    missing: list[str] = []
+    if alerts:
+        out += ["| # | 告警 | 级别 | 服务 | 开始时间 | 摘要 |", "|---|---|---|---|---|---|"]
+        for i, a in enumerate(alerts, 1):
+            out.append(
+                f"| {i} | {a['alertname']} | {a['severity']} | {a['service']} | {a.get('activeAt') or '-'} | {a.get('summary', '')} |"
+            )
+    else:
+        out.append("未查询到活跃告警（或告警查询失败）。")
+        missing.append("活跃告警：告警查询没有返回任何告警")
+    analysed = 0
+    with_runbook = 0
+    for i, a in enumerate(alerts, 1):
+        evs = evidence_by_alert.get(a["alertname"], [])
+        if not evs:
+            missing.append(
+                f"告警 {a['alertname']}：未被分析（{stop_reason or '没有对应的执行步骤'}）"
+            )
+            continue
+        analysed += 1
+        docs = [
+            (src, text)
+            for ev in evs
+            if ev.tool == "lookup_knowledge" and ev.ok
+            for src, text in ev.contents()
+            if "," not in src and text
+        ]
+        logs = [
+            x for ev in evs if ev.tool == "query_logs" and ev.ok for x in ev.data.get("lines", [])
+        ]
+        failed = [ev for ev in evs if not ev.ok]
+        out += [
+            "",
+            f"## 告警根因分析{i}：{a['alertname']}",
+            "",
+            f"- **现象**：{a.get('description') or a.get('summary', '')}",
+        ]
+        if logs:
+            out.append("- **日志证据**：")
+            out += [f"  - `{x.get('ts', '')}` {x.get('message', '')}" for x in logs[-4:]]
+        else:
+            missing.append(f"告警 {a['alertname']}：服务 {a['service']} 没有查到相关错误日志")
+        if docs:
+            with_runbook += 1
+            src, text = docs[0]
+            out.append(f"- **手册依据**（{src}）：")
+            out += [f"  - {ln}" for ln in select_lines(_alert_terms(a), text, 4)]
+        else:
+            missing.append(f"告警 {a['alertname']}：知识库中没有找到匹配的处理手册")
+        for ev in failed:
+            missing.append(f"告警 {a['alertname']}：{ev.tool} 调用失败（{ev.text[:120]}）")
+        out += ["", f"## 处理方案执行{i}：{a['alertname']}", ""]
+        steps = [s for src, text in docs for s in _steps(text, a)]
+        if steps:
+            out += [f"{n}. {LIST_MARK.sub('', s)}" for n, s in enumerate(steps[:6], 1)]
+            out.append(f"\n来源：{'、'.join(dict.fromkeys(src for src, _ in docs))}")
+        else:
+            out.append("知识库证据中没有可执行的处理步骤，请人工确认处置方案。")
+    out += ["", "## 未能找到的信息", ""]
+    out += [f"- {m}" for m in missing] if missing else ["- 无：每条告警都有日志与手册证据。"]
+    out += ["", "## 结论", ""]
+    conclusion = (
+        f"共 {len(alerts)} 条活跃告警，已分析 {analysed} 条，其中 {with_runbook} 条找到处理手册。"
+    )
+    if stop_reason:
+        conclusion += f" 分析因「{stop_reason}」提前结束，结论基于已收集到的证据。"
+    if alerts:
+        worst = alerts[0]
+        conclusion += (
+            f" 优先处理 {worst['severity']} 级告警 {worst['alertname']}（{worst['service']}）。"
+        )
+    out.append(conclusion)
+    return "\n".join(out)

@@ -1,0 +1,124 @@
+"""``query_prometheus_alerts`` and ``query_logs``: live APIs when configured, bundled fixtures else.
+
+Prometheus: ``GET {PROMETHEUS_URL}/api/v1/alerts``. Loki: ``GET {LOKI_URL}/loki/api/v1/query_range``.
+Errors (unreachable, bad status, bad JSON) are raised as ``ToolException`` with a readable message, so
+the model reads them instead of the run crashing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import resources
+from typing import Any
+
+import httpx
+from langchain_core.tools import BaseTool, ToolException, tool
+
+SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+ERROR_PATTERN = "(?i)(error|exception|timeout|fail|oom)"
+
+
+def _fixture(name: str) -> Any:
+    return json.loads(resources.files("tools.fixtures").joinpath(name).read_text(encoding="utf-8"))
+
+
+def _compact_alert(a: dict[str, Any]) -> dict[str, Any]:
+    labels = a.get("labels", {})
+    return {
+        "alertname": labels.get("alertname", ""),
+        "severity": labels.get("severity", ""),
+        "service": labels.get("service") or labels.get("job") or labels.get("app", ""),
+        "state": a.get("state", ""),
+        "activeAt": a.get("activeAt") or a.get("startsAt"),
+        "value": a.get("value"),
+        "summary": a.get("annotations", {}).get("summary", ""),
+        "description": a.get("annotations", {}).get("description", ""),
+        "labels": labels,
+    }
+
+
+async def _get_json(url: str, params: dict[str, Any], timeout: float) -> Any:
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            resp = await client.get(url, params=params)
+    except httpx.HTTPError as exc:
+        raise ToolException(f"cannot reach {url}: {type(exc).__name__}: {exc}") from None
+    if resp.status_code != 200:
+        raise ToolException(f"{url} answered HTTP {resp.status_code}: {resp.text[:300]}")
+    try:
+        return resp.json()
+    except ValueError:
+        raise ToolException(f"{url} did not return JSON") from None
+
+
+def make_alerts_tool(prometheus_url: str = "", timeout: float = 10.0) -> BaseTool:
+    async def query_prometheus_alerts(state: str = "firing", severity: str = "") -> str:
+        """List active Prometheus alerts (name, severity, service, summary), most severe first.
+
+        state: firing | pending | all. severity: optional filter such as critical or warning.
+        """
+        if prometheus_url:
+            body = await _get_json(f"{prometheus_url}/api/v1/alerts", {}, timeout)
+            source = prometheus_url
+        else:
+            body, source = _fixture("alerts.json"), "fixture"
+        alerts = [_compact_alert(a) for a in (body.get("data") or {}).get("alerts", [])]
+        if state != "all":
+            alerts = [a for a in alerts if a["state"] == state]
+        if severity:
+            alerts = [a for a in alerts if a["severity"] == severity]
+        alerts.sort(key=lambda a: (SEVERITY_ORDER.get(a["severity"], 9), a["alertname"]))
+        return json.dumps(
+            {"source": source, "count": len(alerts), "alerts": alerts}, ensure_ascii=False
+        )
+
+    return tool("query_prometheus_alerts")(query_prometheus_alerts)
+
+
+def make_logs_tool(loki_url: str = "", timeout: float = 10.0) -> BaseTool:
+    async def query_logs(
+        service: str, keyword: str = "", minutes: int = 60, limit: int = 20
+    ) -> str:
+        """Recent error-level log lines of one service (newest last), optionally containing a keyword."""
+        if not service.strip():
+            raise ToolException("service is required, e.g. service='payment-gateway'")
+        limit = max(1, min(int(limit), 200))
+        if loki_url:
+            selector = '{service="' + service.replace('"', '') + '"}'
+            line_filter = f' |= "{keyword}"' if keyword else f' |~ "{ERROR_PATTERN}"'
+            now_ns = int(time.time() * 1e9)
+            params = {
+                "query": selector + line_filter,
+                "start": now_ns - int(minutes * 60 * 1e9),
+                "end": now_ns,
+                "limit": limit,
+                "direction": "backward",
+            }
+            body = await _get_json(f"{loki_url}/loki/api/v1/query_range", params, timeout)
+            lines = [
+                {"ts": ts, "service": service, "message": line}
+                for stream in (body.get("data") or {}).get("result", [])
+                for ts, line in stream.get("values", [])
+            ]
+            lines.sort(key=lambda x: x["ts"])
+            source = loki_url
+        else:
+            lines = [
+                x
+                for x in _fixture("logs.json")
+                if x["service"] == service
+                and (
+                    keyword.lower() in x["message"].lower()
+                    if keyword
+                    else x["level"] in {"ERROR", "WARN"}
+                )
+            ]
+            source = "fixture"
+        lines = lines[-limit:]
+        return json.dumps(
+            {"source": source, "service": service, "count": len(lines), "lines": lines},
+            ensure_ascii=False,
+        )
+
+    return tool("query_logs")(query_logs)
