@@ -3,6 +3,7 @@ LangGraph Studio, notebooks and tests."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -79,16 +80,22 @@ class Services:
         ingest_if_empty: bool = True,
         progress: Progress | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
+        with_checkpointer: bool = True,
     ) -> Services:
+        """Migrate, start the knowledge base, generate missing domain rows, compile the graphs.
+
+        ``with_checkpointer=False`` compiles the graphs without one (LangGraph Studio's server
+        brings its own)."""
+        # Blocking work (migrations, opening Milvus, reading prompts) runs off the event loop.
         if migrate:
-            upgrade(settings.database_url)
-        services = cls.build(settings, embeddings=embeddings)
+            await asyncio.to_thread(upgrade, settings.database_url)
+        services = await asyncio.to_thread(cls.build, settings, embeddings=embeddings)
         try:
             await services.kb.start(ingest_if_empty=ingest_if_empty, progress=progress)
             created = await services.domains.ensure_all()
             if created:
                 log.info("generated domain summaries for %s", ", ".join(created))
-            if checkpointer is None:
+            if checkpointer is None and with_checkpointer:
                 checkpointer = await services._stack.enter_async_context(
                     open_checkpointer(settings.database_url, settings.data_dir)
                 )

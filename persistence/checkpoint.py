@@ -6,6 +6,7 @@ writes do not contend for one file lock.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,7 +33,7 @@ async def open_checkpointer(
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         path = sqlite_checkpoint_path(database_url, data_dir)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
             await saver.setup()
             yield saver

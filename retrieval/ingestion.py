@@ -93,6 +93,18 @@ def sanitize_filename(name: str) -> str:
     return base[:200]
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write beside the target, then rename: a reader never sees half a file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
 async def _emit(progress: Progress | None, event: dict[str, Any]) -> None:
     if progress is None:
         return
@@ -121,6 +133,9 @@ class IngestionService:
         self.max_upload_bytes = max_upload_bytes
         self.enrich, self.on_change = enrich, on_change
         self._write_lock = asyncio.Lock()
+        self._fresh_paths: set[str] = (
+            set()
+        )  # paths first seen by the running init(): no vectors yet
 
     @property
     def busy(self) -> bool:
@@ -182,41 +197,78 @@ class IngestionService:
     async def _init(self, force: bool, progress: Progress | None) -> ImportReport:
         t0 = time.perf_counter()
         report = ImportReport()
-        files = self.scan()
+        files = await asyncio.to_thread(self.scan)
         async with self.db.session() as s:
             known = {r.file_path: r for r in (await s.execute(select(ApiDocument))).scalars()}
         todo: list[tuple[str, bytes, str]] = []
         for rel in files:
-            raw = (self.kb_dir / rel).read_bytes()
+            raw = await asyncio.to_thread((self.kb_dir / rel).read_bytes)
             digest = hashlib.sha256(raw).hexdigest()
             row = known.get(rel)
-            if row and not force and row.content_hash == digest and row.status == DocumentStatus.INDEXED:
+            if (
+                row
+                and not force
+                and row.content_hash == digest
+                and row.status == DocumentStatus.INDEXED
+            ):
                 report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
                 continue
             todo.append((rel, raw, digest))
         await self._mark_pending([rel for rel, _, _ in todo], known)
         touched: set[str] = set()
         total = len(todo)
-        await _emit(progress, {"event": "start", "total": total, "skipped": report.count("SKIPPED")})
-        for i, (rel, raw, digest) in enumerate(todo, start=1):
-            await _emit(progress, {"event": "file", "index": i, "total": total, "file": rel, "status": "PROCESSING"})
-            result, category = await self._import(rel, raw, digest)
-            report.results.append(result)
-            if category:
-                touched.add(category)
-            await _emit(
-                progress,
-                {"event": "file", "index": i, "total": total, "file": rel, "status": result.status, "error": result.error, "chunks": result.chunks},
-            )
-        for rel, row in known.items():
-            if rel not in files:  # the file is gone from the folder: forget it everywhere
-                await self._forget(row)
-                touched.add(row.category)
-                report.results.append(FileResult(rel, "REMOVED", row.doc_id))
+        await _emit(
+            progress, {"event": "start", "total": total, "skipped": report.count("SKIPPED")}
+        )
+        # Files without a row before this run get a fresh doc_id, so they cannot have vectors yet:
+        # their Milvus delete (a scan of the collection) is skipped.
+        self._fresh_paths = {rel for rel, _, _ in todo if rel not in known}
+        # One vector batch for the whole run: Milvus flushes (and builds its indexes) once at the
+        # end, or every ``flush_rows`` rows, instead of after every file.
+        self.store.begin_bulk()
+        try:
+            for i, (rel, raw, digest) in enumerate(todo, start=1):
+                await _emit(
+                    progress,
+                    {
+                        "event": "file",
+                        "index": i,
+                        "total": total,
+                        "file": rel,
+                        "status": "PROCESSING",
+                    },
+                )
+                result, category = await self._import(rel, raw, digest)
+                report.results.append(result)
+                if category:
+                    touched.add(category)
+                await _emit(
+                    progress,
+                    {
+                        "event": "file",
+                        "index": i,
+                        "total": total,
+                        "file": rel,
+                        "status": result.status,
+                        "error": result.error,
+                        "chunks": result.chunks,
+                    },
+                )
+            for rel, row in known.items():
+                if rel not in files:  # the file is gone from the folder: forget it everywhere
+                    await self._forget(row)
+                    touched.add(row.category)
+                    report.results.append(FileResult(rel, "REMOVED", row.doc_id))
+        finally:
+            self._fresh_paths = set()
+            await asyncio.to_thread(self.store.end_bulk)
         if touched or any(r.status == "FAILED" for r in report.results):
             await self._changed(touched)
         report.duration_ms = (time.perf_counter() - t0) * 1000
-        await _emit(progress, {"event": "done", **{k: v for k, v in report.as_dict().items() if k != "files"}})
+        await _emit(
+            progress,
+            {"event": "done", **{k: v for k, v in report.as_dict().items() if k != "files"}},
+        )
         return report
 
     async def _mark_pending(self, paths: list[str], known: dict[str, ApiDocument]) -> None:
@@ -248,7 +300,9 @@ class IngestionService:
         async with self.db.session() as s:
             row = await repo.get_document_by_path(s, rel)
             if row is None:
-                row = ApiDocument(doc_id=uuid.uuid4().hex, file_name=PurePosixPath(rel).name, file_path=rel)
+                row = ApiDocument(
+                    doc_id=uuid.uuid4().hex, file_name=PurePosixPath(rel).name, file_path=rel
+                )
                 s.add(row)
             row.status = DocumentStatus.PROCESSING
             row.updated_at = utcnow()
@@ -267,11 +321,19 @@ class IngestionService:
             await asyncio.to_thread(self._drop_vectors, doc_id)
             self.catalog.remove(doc_id)
             async with self.db.session() as s:
-                await repo.update_document(s, doc_id, status=DocumentStatus.FAILED, error_message=reason[:2000], chunk_count=0)
+                await repo.update_document(
+                    s,
+                    doc_id,
+                    status=DocumentStatus.FAILED,
+                    error_message=reason[:2000],
+                    chunk_count=0,
+                )
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
             return result, old_category
-        meta = parsed.metadata() | {"compact": compact_summary(parsed.title, parsed.summary, parsed.body)}
+        meta = parsed.metadata() | {
+            "compact": compact_summary(parsed.title, parsed.summary, parsed.body)
+        }
         async with self.db.session() as s:
             await repo.update_document(
                 s,
@@ -292,14 +354,23 @@ class IngestionService:
 
     def _index_vectors(self, doc_id: str, parsed: ParsedDocument) -> int:
         count = getattr(self.store.embeddings, "count_tokens", None) or (lambda t: len(t.split()))
-        chunks = chunk_document(parsed.title, parsed.body, size=self.chunk_size, overlap=self.chunk_overlap, count=count)
-        # Replace, never append: a re-import must not leave the old version's vectors behind.
-        self.store.delete_doc(doc_id)
-        try:
-            return self.store.add_chunks(doc_id=doc_id, file_path=parsed.file_path, category=parsed.category, chunks=chunks)
-        except Exception:
-            self._drop_vectors(doc_id)
-            raise
+        chunks = chunk_document(
+            parsed.title, parsed.body, size=self.chunk_size, overlap=self.chunk_overlap, count=count
+        )
+        with self.store.bulk():  # delete + insert: one flush (or none inside an import run)
+            # Replace, never append: a re-import must not leave the old version's vectors behind.
+            if parsed.file_path not in self._fresh_paths:
+                self.store.delete_doc(doc_id)
+            try:
+                return self.store.add_chunks(
+                    doc_id=doc_id,
+                    file_path=parsed.file_path,
+                    category=parsed.category,
+                    chunks=chunks,
+                )
+            except Exception:
+                self._drop_vectors(doc_id)
+                raise
 
     def _drop_vectors(self, doc_id: str) -> None:
         try:
@@ -330,22 +401,25 @@ class IngestionService:
             )
         return f"{category}/{name}", category
 
-    async def upload(self, filename: str, data: bytes, category: str, *, replace: bool = False) -> FileResult:
+    async def upload(
+        self, filename: str, data: bytes, category: str, *, replace: bool = False
+    ) -> FileResult:
         rel, _ = self.check_upload(filename, category, len(data))
         target = self.kb_dir / rel
-        if not target.resolve().is_relative_to(self.kb_dir.resolve()):
+        if not await asyncio.to_thread(_inside, target, self.kb_dir):
             raise InvalidUpload(f"{filename!r} would be stored outside the knowledge base")
         async with self._write_lock:
             async with self.db.session() as s:
                 existing = await repo.get_document_by_path(s, rel)
-            if (existing or target.exists()) and not replace:
-                raise DocumentExists(f"{rel} already exists; delete it first or upload with replace=true")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(target)  # atomic: a reader never sees half a file
+            if (existing or await asyncio.to_thread(target.exists)) and not replace:
+                raise DocumentExists(
+                    f"{rel} already exists; delete it first or upload with replace=true"
+                )
+            await asyncio.to_thread(_atomic_write, target, data)
             await self._mark_pending([rel], {rel: existing} if existing else {})
-            result, category_touched = await self._import(rel, data, hashlib.sha256(data).hexdigest())
+            result, category_touched = await self._import(
+                rel, data, hashlib.sha256(data).hexdigest()
+            )
             await self._changed({category_touched} if category_touched else set())
             return result
 
@@ -356,10 +430,12 @@ class IngestionService:
             if row is None:
                 raise DocumentNotFound(f"document {doc_id} does not exist")
             path = self.kb_dir / row.file_path
-            if not path.is_file():
+            if not await asyncio.to_thread(path.is_file):
                 raise DocumentNotFound(f"{row.file_path} is no longer in the knowledge-base folder")
-            raw = path.read_bytes()
-            result, category = await self._import(row.file_path, raw, hashlib.sha256(raw).hexdigest())
+            raw = await asyncio.to_thread(path.read_bytes)
+            result, category = await self._import(
+                row.file_path, raw, hashlib.sha256(raw).hexdigest()
+            )
             await self._changed({category} if category else set())
             return result
 
@@ -372,16 +448,26 @@ class IngestionService:
                 raise DocumentNotFound(f"document {doc_id} does not exist")
             await self._forget(row)
             path = self.kb_dir / row.file_path
-            if path.resolve().is_relative_to(self.kb_dir.resolve()):
-                path.unlink(missing_ok=True)
+            if await asyncio.to_thread(_inside, path, self.kb_dir):
+                await asyncio.to_thread(path.unlink, missing_ok=True)
             await self._changed({row.category})
             return row
 
     async def stats(self) -> dict[str, Any]:
         async with self.db.session() as s:
-            by_status = dict((await s.execute(select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status))).all())
+            by_status = dict(
+                (
+                    await s.execute(
+                        select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status)
+                    )
+                ).all()
+            )
             by_category = dict(
-                (await s.execute(select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category))).all()
+                (
+                    await s.execute(
+                        select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category)
+                    )
+                ).all()
             )
             last = (await s.execute(select(sa.func.max(col(ApiDocument.indexed_at))))).scalar_one()
             version = await repo.knowledge_version(s)

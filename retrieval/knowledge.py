@@ -77,7 +77,11 @@ class KnowledgeBase:
         """Load the catalog; on a first start (no documents yet) import the knowledge-base folder."""
         await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
         await self.ingestion.load_catalog()
-        if ingest_if_empty and len(self.catalog) == 0 and self.ingestion.scan():
+        if (
+            ingest_if_empty
+            and len(self.catalog) == 0
+            and await asyncio.to_thread(self.ingestion.scan)
+        ):
             log.info("no documents indexed yet: importing %s", self.settings.knowledge_base_dir)
             return await self.ingestion.init(progress=progress)
         return None

@@ -136,3 +136,34 @@ async def build_kb(settings, embeddings, **kwargs: object):
     upgrade(settings.database_url)
     db = Database(settings.database_url)
     return KnowledgeBase.build(settings, db, embeddings=embeddings, **kwargs)
+
+
+@pytest.fixture(scope="session")
+async def services(tmp_path_factory: pytest.TempPathFactory, embeddings):
+    """A started offline stack on a private copy of the sample runbooks, shared by graph tests."""
+    from services import Services
+
+    base = tmp_path_factory.mktemp("services")
+    svc = await Services.start(kb_settings(base), embeddings=embeddings)
+    yield svc
+    await svc.close()
+
+
+class ModelInputs:
+    """Callback that records what each graph node sent to the model."""
+
+    def __init__(self) -> None:
+        from langchain_core.callbacks import AsyncCallbackHandler
+
+        outer = self
+
+        class _Handler(AsyncCallbackHandler):
+            async def on_chat_model_start(self, serialized, messages, *, metadata=None, **kw):  # noqa: ANN001
+                node = (metadata or {}).get("langgraph_node", "?")
+                outer.calls.append((node, messages[0]))
+
+        self.calls: list[tuple[str, list]] = []
+        self.handler = _Handler()
+
+    def for_node(self, node: str) -> list[list]:
+        return [m for n, m in self.calls if n == node]

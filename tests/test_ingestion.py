@@ -118,7 +118,8 @@ async def test_upload_validates_and_indexes(kb) -> None:
     )
     assert result.status == "INDEXED" and result.file_path == "ops/k8s-排障.md"
     assert (kb.settings.knowledge_base_dir / "ops" / "k8s-排障.md").is_file()
-    assert kb.lookup("CrashLoopBackOff_QQ").payload["primary"] is not None
+    found = kb.lookup("K8s 排障 CrashLoopBackOff").payload
+    assert found["relevanceLevel"] == "PRECISE" and found["primary"]["source"] == "ops/k8s-排障.md"
     with pytest.raises(DocumentExists):
         await ing.upload("k8s-排障.md", b"# again", "ops")
     replaced = await ing.upload("k8s-排障.md", b"# K8s v2\n\nnew body", "ops", replace=True)

@@ -57,7 +57,7 @@ def tool_message(
 
 def make_lookup_tool(kb: KnowledgeBase) -> BaseTool:
     @tool("lookup_knowledge", description=DESCRIPTION)
-    async def lookup_knowledge(query: str, runtime: ToolRuntime) -> Command:
+    async def lookup_knowledge(query: str, runtime: ToolRuntime[Context, dict]) -> Command:
         state = runtime.state or {}
         before = int(state.get("lookup_count") or 0)
         memory = SessionMemory.of(state.get("retrieved"), before)

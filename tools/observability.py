@@ -85,7 +85,7 @@ def make_logs_tool(loki_url: str = "", timeout: float = 10.0) -> BaseTool:
             raise ToolException("service is required, e.g. service='payment-gateway'")
         limit = max(1, min(int(limit), 200))
         if loki_url:
-            selector = '{service="' + service.replace('"', '') + '"}'
+            selector = '{service="' + service.replace('"', "") + '"}'
             line_filter = f' |= "{keyword}"' if keyword else f' |~ "{ERROR_PATTERN}"'
             now_ns = int(time.time() * 1e9)
             params = {

@@ -1,0 +1,93 @@
+"""The same graphs through ``ChatOpenAI`` against a local OpenAI-protocol server (tests/openai_stub)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_openai import ChatOpenAI
+
+from graph.context import Context
+from graph.models import ModelFactory
+from graph.state import new_run_input
+from settings import load_settings
+from tests.conftest import ModelInputs
+from tests.openai_stub import StubLLM
+
+
+@pytest.fixture
+def stub():
+    server = StubLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def openai_services(services, stub, monkeypatch):  # noqa: ANN001
+    settings = load_settings(
+        llm_base_url=stub.base_url, llm_model="stub-model", llm_api_key="k", llm_max_retries=0
+    )
+    monkeypatch.setattr(services, "models", ModelFactory(settings))
+    return services
+
+
+def test_factory_picks_the_endpoint_or_offline(stub) -> None:  # noqa: ANN001
+    online = ModelFactory(load_settings(llm_base_url=stub.base_url, llm_model="m"))
+    assert isinstance(online.for_role("executor"), ChatOpenAI)
+    assert online.model_name(Context(model="offline")) == "offline"
+    assert online.model_name(Context(model="other")) == "other"
+    assert ModelFactory(load_settings()).model_name() == "offline"
+
+
+async def test_simple_run_over_the_wire(openai_services, stub) -> None:  # noqa: ANN001
+    out = await openai_services.graphs.chat.ainvoke(
+        new_run_input("ERR_TIMEOUT 是什么意思", uuid.uuid4().hex),
+        {"configurable": {"thread_id": uuid.uuid4().hex}},
+        context=Context(),
+    )
+    assert "api/payment-errors.md" in out["answer"]
+    first, second = stub.requests[0], stub.requests[1]
+    assert first["model"] == "stub-model"
+    assert "lookup_knowledge" in {t["function"]["name"] for t in first["tools"]}
+    tool_msg = next(m for m in second["messages"] if m["role"] == "tool")
+    payload = json.loads(tool_msg["content"])
+    assert payload["relevanceLevel"] == "PRECISE" and "l1_scores" not in tool_msg["content"]
+    calls = [m for m in out["scratch"] if isinstance(m, AIMessage)]
+    assert all(m.usage_metadata and m.usage_metadata["total_tokens"] > 0 for m in calls)
+    assert calls[0].usage_metadata["input_tokens"] > 100  # the stub counted the real request body
+
+
+async def test_complex_and_aiops_runs_over_the_wire(openai_services, stub) -> None:  # noqa: ANN001
+    inputs = ModelInputs()
+    q = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
+    out = await openai_services.graphs.chat.ainvoke(
+        new_run_input(q, uuid.uuid4().hex),
+        {"configurable": {"thread_id": uuid.uuid4().hex}, "callbacks": [inputs.handler]},
+        context=Context(),
+    )
+    assert out["route"] == "complex" and set(out["retrieved"]) == {"api", "infrastructure"}
+    tool_names = [t["function"]["name"] for r in stub.requests for t in r.get("tools") or []]
+    assert {"Route", "Plan", "lookup_knowledge"} <= set(tool_names)
+    report = await openai_services.graphs.aiops.ainvoke(
+        new_run_input("分析当前告警", uuid.uuid4().hex, "AI_OPS"),
+        {"configurable": {"thread_id": uuid.uuid4().hex}},
+        context=Context(),
+    )
+    assert "## 告警根因分析3" in report["answer"]
+
+
+async def test_streaming_over_the_wire(openai_services, stub) -> None:  # noqa: ANN001
+    settings = load_settings(llm_base_url=stub.base_url, llm_model="stub-model", llm_api_key="k")
+    model = ModelFactory(settings).for_role("answer")
+    chunks = [c async for c in model.astream("只回答：ok")]
+    assert len(chunks) > 1
+    assert (
+        stub.requests[-1]["stream"] is True
+        and stub.requests[-1]["stream_options"]["include_usage"] is True
+    )
+    full = chunks[0]
+    for c in chunks[1:]:
+        full = full + c
+    assert full.usage_metadata and full.usage_metadata["total_tokens"] > 0

@@ -1,0 +1,105 @@
+"""`langgraph dev --port 2025` serves both graphs offline; a run through langgraph-sdk completes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.conftest import ROOT
+
+PORT = 2025  # 2024 is taken on these machines
+
+
+def _wait_ok(proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"langgraph dev exited: {log.read_text(errors='replace')[-3000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{PORT}/ok", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(
+        f"langgraph dev did not answer /ok: {log.read_text(errors='replace')[-3000:]}"
+    )
+
+
+@pytest.fixture
+def studio(tmp_path: Path):
+    exe = Path(os.sys.executable).with_name("langgraph")
+    if not exe.exists():
+        pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
+    shutil.copytree(ROOT / "knowledge_base", tmp_path / "kb")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'studio.db'}",
+        "MILVUS_URI": str(tmp_path / "milvus.db"),
+        "KNOWLEDGE_BASE_DIR": str(tmp_path / "kb"),
+        "DATA_DIR": str(tmp_path),
+        "LANGSMITH_TRACING": "false",
+        "HF_HUB_OFFLINE": "1",
+    }
+    log = tmp_path / "langgraph-dev.log"  # outside the repository
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(exe),
+                "dev",
+                "--port",
+                str(PORT),
+                "--no-browser",
+                "--no-reload",
+                "--config",
+                str(ROOT / "langgraph.json"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_ok(proc, log)
+        yield f"http://127.0.0.1:{PORT}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # stop it by its PID (its whole process group)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
+    client = get_client(url=studio)
+    assistants = await client.assistants.search()
+    assert {a["graph_id"] for a in assistants} >= {"chat", "aiops"}
+    question = "ERR_TIMEOUT 是什么意思"
+    out = await client.runs.wait(
+        None,
+        "chat",
+        input={
+            "messages": [{"role": "user", "content": question}],
+            "question": question,
+            "session_id": "studio-1",
+            "flow": "CHAT",
+        },
+    )
+    assert "api/payment-errors.md" in out["answer"]
+    schema = await client.assistants.get_schemas(
+        next(a["assistant_id"] for a in assistants if a["graph_id"] == "chat")
+    )
+    assert (
+        "lookup_budget" in schema["context_schema"]["properties"]
+    )  # Studio shows the per-run knobs
