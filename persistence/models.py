@@ -101,6 +101,7 @@ class AgentStep(SQLModel, table=True):
     model_output: str | None = _text()
     thought: str | None = _text()
     output_message: dict[str, Any] | None = _json()  # full AIMessage, for replay
+    input_hash: str | None = Field(default=None, max_length=64)  # sha256 of the full model input
     has_tool_call: bool = Field(default=False, nullable=False)
     duration_ms: int | None = None
     token_count: int | None = None

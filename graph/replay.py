@@ -1,0 +1,286 @@
+"""Replay a saved session, two ways, each recorded as a new session with ``replay_of`` set.
+
+1. **Time travel** — list the session's checkpoints and re-run from any of them (LangGraph history).
+   The checkpoint is copied into a fresh thread first, so the user's conversation is not forked.
+2. **Re-run** — run the session again against the current code, from its input checkpoint, with a
+   ``RecordingModel`` that plays back the recorded model outputs (``agent_step.output_message``) in
+   order; fully offline. The report names the first step where the new run diverges: another
+   agent asked, a different model input (e.g. a prompt edit), another tool call or arguments, a
+   different tool result, or a different answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from graph.graphs import compile_graphs
+from graph.recorder import input_digest
+from graph.runner import Runner, RunResult
+from persistence import repository as repo
+
+if TYPE_CHECKING:
+    from services import Services
+
+
+@dataclass
+class Tape:
+    """The recorded model outputs of a session, consumed in order by every RecordingModel."""
+
+    steps: list[Any]
+    cursor: int = 0
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    def next(self, role: str, messages: list[BaseMessage]) -> AIMessage | None:
+        index = self.cursor
+        self.cursor += 1
+        if index >= len(self.steps):
+            self.notes.append({"index": index + 1, "agent": role, "kind": "extra_model_call"})
+            return None
+        rec = self.steps[index]
+        if rec.agent_name != role:
+            self.notes.append(
+                {"index": index + 1, "agent": role, "kind": "agent", "recorded": rec.agent_name}
+            )
+        elif rec.input_hash and rec.input_hash != input_digest(messages):
+            self.notes.append({"index": index + 1, "agent": role, "kind": "model_input"})
+        msg = messages_from_dict([rec.output_message])[0] if rec.output_message else None
+        return msg if isinstance(msg, AIMessage) else None
+
+
+class RecordingModel(BaseChatModel):
+    """Plays back the tape; past its end (or on a broken entry) answers with the fallback model."""
+
+    role: str
+    tape: Any
+    fallback: Any = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "recording"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> BaseChatModel:  # type: ignore[override]
+        fb = self.fallback.bind_tools(tools, **kwargs) if self.fallback is not None else None
+        return self.model_copy(update={"fallback": fb})
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        msg = self.tape.next(self.role, messages)
+        if msg is None:
+            if self.fallback is None:
+                raise RuntimeError("replay ran past the recording and no fallback model is set")
+            msg = self.fallback.invoke(messages)
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+class ReplayModels:
+    def __init__(self, tape: Tape, fallback: Any) -> None:
+        self.tape, self.fallback = tape, fallback
+
+    def for_role(self, role: str, ctx: Any = None) -> BaseChatModel:
+        return RecordingModel(role=role, tape=self.tape, fallback=self.fallback.for_role(role, ctx))
+
+
+def _calls(step: Any) -> list[tuple[str, str]]:
+    msg = step.output_message or {}
+    calls = (msg.get("data") or {}).get("tool_calls") or []
+    return [
+        (c.get("name", ""), json.dumps(c.get("args", {}), sort_keys=True, ensure_ascii=False))
+        for c in calls
+    ]
+
+
+def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compare two traces step by step; the first difference is the headline."""
+    diffs: list[dict[str, Any]] = []
+    rs, ps = recorded.steps, replayed.steps
+    for i in range(max(len(rs), len(ps))):
+        a, b = (rs[i] if i < len(rs) else None), (ps[i] if i < len(ps) else None)
+        if a is None or b is None:
+            diffs.append(
+                {
+                    "step": i + 1,
+                    "kind": "step_count",
+                    "recorded": a.agent_name if a else None,
+                    "replayed": b.agent_name if b else None,
+                }
+            )
+            continue
+        if a.agent_name != b.agent_name:
+            diffs.append(
+                {"step": i + 1, "kind": "agent", "recorded": a.agent_name, "replayed": b.agent_name}
+            )
+        elif a.input_hash and b.input_hash and a.input_hash != b.input_hash:
+            diffs.append(
+                {
+                    "step": i + 1,
+                    "agent": b.agent_name,
+                    "kind": "model_input",
+                    "recorded": a.model_input,
+                    "replayed": b.model_input,
+                }
+            )
+        ca, cb = _calls(a), _calls(b)
+        if [n for n, _ in ca] != [n for n, _ in cb]:
+            diffs.append(
+                {
+                    "step": i + 1,
+                    "agent": b.agent_name,
+                    "kind": "tool_call",
+                    "recorded": ca,
+                    "replayed": cb,
+                }
+            )
+        elif ca != cb:
+            diffs.append(
+                {
+                    "step": i + 1,
+                    "agent": b.agent_name,
+                    "kind": "tool_arguments",
+                    "recorded": ca,
+                    "replayed": cb,
+                }
+            )
+    for j, (x, y) in enumerate(zip(recorded.invocations, replayed.invocations, strict=False)):
+        if (x.tool_name, x.relevance_level, x.output_preview) != (
+            y.tool_name,
+            y.relevance_level,
+            y.output_preview,
+        ):
+            diffs.append(
+                {
+                    "tool_call": j + 1,
+                    "kind": "tool_result",
+                    "tool": y.tool_name,
+                    "recorded": x.relevance_level or x.output_preview[:120],
+                    "replayed": y.relevance_level or y.output_preview[:120],
+                }
+            )
+    same_answer = (recorded.session.answer or "") == (replayed.session.answer or "")
+    if not same_answer:
+        diffs.append(
+            {
+                "kind": "answer",
+                "recorded": (recorded.session.answer or "")[:300],
+                "replayed": (replayed.session.answer or "")[:300],
+            }
+        )
+    return {
+        "original_session_id": recorded.session.session_id,
+        "replay_session_id": replayed.session.session_id,
+        "identical": not diffs,
+        "first_divergence": diffs[0] if diffs else None,
+        "differences": diffs,
+        "replay_notes": notes,
+        "recorded_steps": len(rs),
+        "replayed_steps": len(ps),
+        "same_answer": same_answer,
+    }
+
+
+class Replayer:
+    def __init__(self, services: Services) -> None:
+        self.s = services
+        self.runner = Runner(services)
+
+    async def _trace(self, session_id: str) -> Any:
+        async with self.s.db.session() as db:
+            trace = await repo.get_trace(db, session_id)
+        if trace is None:
+            raise LookupError(f"session {session_id} does not exist")
+        return trace
+
+    async def checkpoints(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's checkpoints, oldest first (id, step, source, next nodes)."""
+        trace = await self._trace(session_id)
+        graph = self.s.graphs.for_flow(trace.session.agent_flow)  # type: ignore[union-attr]
+        out = []
+        async for st in graph.aget_state_history(
+            {"configurable": {"thread_id": trace.session.thread_id}}
+        ):
+            if st.metadata and st.metadata.get("session_id") == session_id:
+                out.append(
+                    {
+                        "checkpoint_id": st.config["configurable"]["checkpoint_id"],
+                        "step": st.metadata.get("step"),
+                        "source": st.metadata.get("source"),
+                        "next": list(st.next),
+                    }
+                )
+        return list(reversed(out))
+
+    async def _fork(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
+        """Copy one checkpoint (and its pending writes) into a new thread; return (thread, id)."""
+        saver = self.s.checkpointer
+        assert saver is not None
+        tup = await saver.aget_tuple(
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": "",
+                    "checkpoint_id": checkpoint_id,
+                }
+            }
+        )
+        if tup is None:
+            raise LookupError(f"checkpoint {checkpoint_id} not found on thread {thread_id}")
+        new_thread = f"replay-{uuid.uuid4().hex}"
+        cfg = await saver.aput(
+            {"configurable": {"thread_id": new_thread, "checkpoint_ns": ""}},
+            tup.checkpoint,
+            tup.metadata,
+            tup.checkpoint["channel_versions"],
+        )
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in tup.pending_writes or []:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            await saver.aput_writes(cfg, writes, task_id)
+        return new_thread, cfg["configurable"]["checkpoint_id"]
+
+    async def from_checkpoint(self, session_id: str, checkpoint_id: str) -> RunResult:
+        """Time travel: continue from any checkpoint of the session with the current models."""
+        trace = await self._trace(session_id)
+        thread, cid = await self._fork(trace.session.thread_id or "", checkpoint_id)
+        return await self.runner.run(
+            trace.session.query,
+            flow=trace.session.agent_flow,
+            thread_id=thread,
+            graph_input=None,
+            checkpoint_id=cid,
+            replay_of=session_id,
+        )
+
+    async def rerun(self, session_id: str) -> dict[str, Any]:
+        """Re-run against the current code with the recorded model outputs; report divergence."""
+        recorded = await self._trace(session_id)
+        start = next(
+            (c for c in await self.checkpoints(session_id) if c["source"] == "input"), None
+        )
+        if start is None:
+            raise LookupError(f"session {session_id} has no input checkpoint to replay from")
+        tape = Tape(list(recorded.steps))
+        view = dataclasses.replace(self.s, models=ReplayModels(tape, self.s.models))
+        graphs = compile_graphs(view, self.s.checkpointer)
+        thread, cid = await self._fork(recorded.session.thread_id or "", start["checkpoint_id"])
+        result = await self.runner.run(
+            recorded.session.query,
+            flow=recorded.session.agent_flow,
+            thread_id=thread,
+            graph=graphs.for_flow(recorded.session.agent_flow),
+            graph_input=None,
+            checkpoint_id=cid,
+            replay_of=session_id,
+        )
+        replayed = await self._trace(result.session_id)
+        report = divergence(recorded, replayed, tape.notes)
+        report["status"] = result.status
+        return report

@@ -1,0 +1,256 @@
+"""Runs a graph as one diagnosis session: RUNNING → SUCCESS | FAILED, recorded step by step.
+
+A LangGraph thread is a conversation; each run on it is one session whose id travels in the run's
+config metadata (so it lands in every checkpoint). ``events`` streams what the UI shows live; the
+evidence score is computed after the answer is out, in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessageChunk, ToolMessage
+
+from graph.context import Context
+from graph.recorder import RunRecorder
+from graph.state import new_run_input
+from persistence import repository as repo
+from persistence.evaluation import evidence_score
+from persistence.models import SessionStatus
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from services import Services
+
+log = logging.getLogger(__name__)
+STREAMED_NODES = {"assistant", "answer"}  # nodes whose text is the user-facing answer
+
+
+@dataclass
+class RunResult:
+    session_id: str
+    thread_id: str
+    status: str
+    answer: str | None
+    error: str | None = None
+
+
+def _tool_event(msg: ToolMessage) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "tool_result",
+        "tool": msg.name,
+        "call_id": msg.tool_call_id,
+        "status": msg.status,
+    }
+    if msg.name == "lookup_knowledge":
+        try:
+            payload = json.loads(msg.content if isinstance(msg.content, str) else "{}")
+        except ValueError:
+            payload = {}
+        event |= {
+            "relevanceLevel": payload.get("relevanceLevel"),
+            "retrievedDomainsThisSession": payload.get("retrievedDomainsThisSession"),
+            "source": (payload.get("primary") or {}).get("source"),
+            "message": payload.get("message"),
+        }
+    return event
+
+
+class Runner:
+    def __init__(self, services: Services) -> None:
+        self.s = services
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def _graph(self, flow: str) -> CompiledStateGraph:
+        assert self.s.graphs is not None, "services are not started"
+        return self.s.graphs.for_flow(flow)
+
+    async def open_session(
+        self, question: str, thread_id: str, flow: str, replay_of: str | None = None
+    ) -> str:
+        session_id = uuid.uuid4().hex
+        async with self.s.db.session() as db:
+            await repo.create_session(
+                db,
+                session_id=session_id,
+                thread_id=thread_id,
+                query=question,
+                agent_flow=flow,
+                replay_of=replay_of,
+            )
+        return session_id
+
+    @staticmethod
+    def config(
+        thread_id: str, session_id: str, callbacks: list[Any], checkpoint_id: str | None = None
+    ) -> dict[str, Any]:
+        configurable: dict[str, Any] = {"thread_id": thread_id}
+        if checkpoint_id:
+            configurable["checkpoint_id"] = checkpoint_id
+        return {
+            "configurable": configurable,
+            "metadata": {"session_id": session_id},
+            "callbacks": callbacks,
+            "recursion_limit": 100,
+        }
+
+    async def events(
+        self,
+        question: str,
+        *,
+        flow: str = "CHAT",
+        thread_id: str | None = None,
+        context: Context | None = None,
+        graph: CompiledStateGraph | None = None,
+        graph_input: Any = "new",
+        session_id: str | None = None,
+        checkpoint_id: str | None = None,
+        replay_of: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run and yield events: session, node, tool_call, tool_result, token, answer, done|error."""
+        thread_id = thread_id or uuid.uuid4().hex
+        if session_id is None:
+            session_id = await self.open_session(question, thread_id, flow, replay_of)
+        else:
+            async with self.s.db.session() as db:
+                await repo.update_session(
+                    db, session_id, status=SessionStatus.RUNNING, error_message=None
+                )
+        yield {"type": "session", "sessionId": session_id, "threadId": thread_id, "flow": flow}
+        recorder = await RunRecorder.for_session(self.s.db, session_id)
+        graph = graph or self._graph(flow)
+        inp = new_run_input(question, session_id, flow) if graph_input == "new" else graph_input
+        config = self.config(thread_id, session_id, [recorder], checkpoint_id)
+        answer: str | None = None
+        try:
+            async for mode, chunk in graph.astream(
+                inp,
+                config,
+                context=context or Context(),
+                stream_mode=["tasks", "updates", "messages"],
+            ):
+                for event in self._translate(mode, chunk):
+                    if event["type"] == "answer":
+                        answer = event["text"]
+                    yield event
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            log.exception("session %s failed", session_id)
+            await self._finish(session_id, SessionStatus.FAILED, None, error[:4000])
+            yield {"type": "error", "sessionId": session_id, "error": error}
+            return
+        await self._finish(session_id, SessionStatus.SUCCESS, answer, None)
+        yield {"type": "done", "sessionId": session_id, "threadId": thread_id, "answer": answer}
+
+    def _translate(self, mode: str, chunk: Any) -> list[dict[str, Any]]:
+        if (
+            mode == "tasks"
+            and isinstance(chunk, dict)
+            and "input" in chunk
+            and not str(chunk.get("name", "")).startswith("__")
+        ):
+            return [{"type": "node", "node": chunk["name"]}]
+        if mode == "messages":
+            msg, meta = chunk
+            node = meta.get("langgraph_node")
+            if (
+                isinstance(msg, AIMessageChunk)
+                and node in STREAMED_NODES
+                and isinstance(msg.content, str)
+                and msg.content
+            ):
+                return [{"type": "token", "node": node, "text": msg.content}]
+            return []
+        if mode != "updates" or not isinstance(chunk, dict):
+            return []
+        events: list[dict[str, Any]] = []
+        for node, raw in chunk.items():
+            # A ToolNode whose tools return Commands reports a list of updates.
+            for update in raw if isinstance(raw, list) else [raw]:
+                if isinstance(update, dict):
+                    events += self._from_update(node, update)
+        return events
+
+    @staticmethod
+    def _from_update(node: str, update: dict[str, Any]) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        for m in update.get("scratch") or []:
+            for tc in getattr(m, "tool_calls", None) or []:
+                events.append(
+                    {
+                        "type": "tool_call",
+                        "node": node,
+                        "tool": tc["name"],
+                        "args": tc["args"],
+                        "call_id": tc["id"],
+                    }
+                )
+            if isinstance(m, ToolMessage):
+                events.append(_tool_event(m))
+        if update.get("answer"):
+            events.append({"type": "answer", "node": node, "text": update["answer"]})
+        return events
+
+    async def _finish(
+        self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
+    ) -> None:
+        async with self.s.db.session() as db:
+            await repo.finish_session(
+                db, session_id, status=status, answer=answer, error_message=error
+            )
+        task = asyncio.create_task(self.score(session_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def score(self, session_id: str) -> dict[str, Any] | None:
+        """Evidence score into ``self_evaluation``; on failure it stays NULL and the reason is logged."""
+        try:
+            async with self.s.db.session() as db:
+                row = await repo.get_session(db, session_id)
+                calls = await repo.list_invocations(db, session_id)
+                result = evidence_score(row.status if row else "FAILED", calls)
+                await repo.update_session(db, session_id, self_evaluation=result)
+            return result
+        except Exception:
+            log.exception(
+                "evidence scoring failed for session %s; self_evaluation left NULL", session_id
+            )
+            return None
+
+    async def drain(self) -> None:
+        """Wait for background scoring (tests and shutdown)."""
+        if self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    async def run(self, question: str, **kwargs: Any) -> RunResult:
+        result = RunResult("", kwargs.get("thread_id") or "", "RUNNING", None)
+        async for event in self.events(question, **kwargs):
+            if event["type"] == "session":
+                result.session_id, result.thread_id = event["sessionId"], event["threadId"]
+            elif event["type"] == "done":
+                result.status, result.answer = "SUCCESS", event["answer"]
+            elif event["type"] == "error":
+                result.status, result.error = "FAILED", event["error"]
+        return result
+
+    async def resume(self, session_id: str, context: Context | None = None) -> RunResult:
+        """Continue an interrupted or failed run from its last checkpoint, same session, no duplicates."""
+        async with self.s.db.session() as db:
+            row = await repo.get_session(db, session_id)
+        if row is None or not row.thread_id:
+            raise LookupError(f"session {session_id} does not exist")
+        return await self.run(
+            row.query,
+            flow=row.agent_flow,
+            thread_id=row.thread_id,
+            context=context,
+            graph_input=None,
+            session_id=session_id,
+        )
