@@ -1,55 +1,123 @@
-"""FastAPI application: HTTP API, SSE streams and the static console pages.
+"""FastAPI application: HTTP API, Server-Sent Events and the static console pages.
 
-Run with ``python -m server`` (what ``make serve`` does) or ``uvicorn server:app``.
+Run with ``python -m server`` (what ``make serve`` does) or ``uvicorn server:create_app --factory``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.staticfiles import StaticFiles
 
-from persistence.db import Database
-from settings import Settings, get_settings
+from api import errors
+from api.jobs import JobRegistry
+from api.limits import UploadSizeLimit
+from api.routes import chat, documents, knowledge, pages, sessions
+from graph.runner import Runner
+from services import Services
+from settings import Settings, SettingsError, get_settings
 
 log = logging.getLogger("superbiz.server")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    settings = settings or get_settings()
+def _progress(event: dict[str, Any]) -> None:
+    if event["event"] == "start":
+        log.info("first start: importing %s knowledge-base file(s)", event["total"])
+    elif event["event"] == "file" and event["status"] != "PROCESSING":
+        log.info(
+            "[%s/%s] %s %s %s",
+            event["index"],
+            event["total"],
+            event["status"],
+            event["file"],
+            event.get("error") or "",
+        )
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+    """``services`` may be passed in (tests share one started stack); otherwise they start here."""
+    settings = settings or (services.settings if services else get_settings())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database(settings.database_url)
-        app.state.settings = settings
-        app.state.db = db
+        owned = services is None
+        svc = services or await Services.start(settings, progress=_progress)
+        app.state.services = svc
+        app.state.runner = Runner(svc)
+        app.state.jobs = JobRegistry(svc.kb.ingestion)
+        log.info(
+            "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
+            settings.host,
+            settings.port,
+            settings.database_kind,
+            settings.milvus_kind,
+            settings.chat_model_kind,
+        )
         try:
             yield
         finally:
-            await db.dispose()
+            await app.state.jobs.close()
+            await app.state.runner.drain()
+            if owned:
+                await svc.close()
 
-    app = FastAPI(title="SuperBiz Agent", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="SuperBiz Agent",
+        version="0.1.0",
+        description="AI-Ops / SRE assistant: chat and alert analysis over a hybrid knowledge base, with full run records.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
+
+    @app.middleware("http")
+    async def timing(request: Request, call_next: Any) -> Any:
+        t0 = time.perf_counter()
+        response = await call_next(request)
+        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1000:.1f}"
+        return response
 
     @app.get("/healthz", tags=["ops"])
-    async def healthz() -> dict[str, Any]:
-        db: Database = app.state.db
-        db_ok = await db.ping()
+    async def healthz(request: Request) -> dict[str, Any]:
+        """Store status: database, vector store, chat model, documents."""
+        svc: Services | None = getattr(request.app.state, "services", None)
+        if svc is None:
+            return {"status": "starting"}
+        db_ok = await svc.db.ping()
+        try:
+            vectors_ok = await asyncio.wait_for(asyncio.to_thread(svc.kb.store.exists), timeout=3)
+        except Exception:
+            vectors_ok = False
         return {
-            "status": "ok" if db_ok else "degraded",
+            "status": "ok" if db_ok and vectors_ok else "degraded",
             "database": {"kind": settings.database_kind, "ok": db_ok},
-            "vector_store": {"kind": settings.milvus_kind, "uri": settings.milvus_uri},
-            "chat_model": settings.chat_model_kind,
+            "vectorStore": {"kind": settings.milvus_kind, "ok": vectors_ok},
+            "chatModel": settings.chat_model_kind,
+            "documents": len(svc.kb.catalog),
+            "knowledgeVersion": svc.kb.catalog.version,
         }
 
+    for module in (chat, knowledge, documents, sessions, pages):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
     return app
 
 
 def main() -> None:
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(2)
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )

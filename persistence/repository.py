@@ -248,6 +248,39 @@ async def get_document_by_path(session: AsyncSession, file_path: str) -> ApiDocu
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def list_documents(
+    session: AsyncSession,
+    *,
+    status: str | None = None,
+    category: str | None = None,
+    q: str | None = None,
+    limit: int = 20,
+    offset: int = 0,
+) -> Page:
+    """Newest first; ``q`` matches title or file path (case-insensitive substring)."""
+    conds = []
+    if status:
+        conds.append(ApiDocument.status == status)
+    if category:
+        conds.append(ApiDocument.category == category)
+    if q:
+        like = f"%{q.lower().replace('%', '').replace('_', '')}%"
+        conds.append(
+            sa.or_(sa.func.lower(ApiDocument.title).like(like), sa.func.lower(ApiDocument.file_path).like(like))
+        )
+    total = (
+        await session.execute(select(sa.func.count()).select_from(ApiDocument).where(*conds))
+    ).scalar_one()
+    stmt = (
+        select(ApiDocument)
+        .where(*conds)
+        .order_by(col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return Page(items=list((await session.execute(stmt)).scalars()), total=int(total), limit=limit, offset=offset)
+
+
 async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:
     row = await get_document(session, doc_id)
     if row is None:

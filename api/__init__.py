@@ -1,0 +1,1 @@
+"""HTTP layer: thin routers over the services, one error contract, typed request/response models."""

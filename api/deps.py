@@ -1,0 +1,52 @@
+"""FastAPI dependencies: the running services, a runner, the API-key guard, content-type checks."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from api.errors import ApiError
+from graph.runner import Runner
+from services import Services
+
+
+def get_services(request: Request) -> Services:
+    services = getattr(request.app.state, "services", None)
+    if services is None:
+        raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
+    return services
+
+
+def get_runner(request: Request) -> Runner:
+    runner = getattr(request.app.state, "runner", None)
+    if runner is None:
+        raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
+    return runner
+
+
+def require_api_key(request: Request, x_api_key: Annotated[str | None, Header()] = None) -> None:
+    """When API_KEY is set, mutating endpoints need the X-API-Key header."""
+    expected = request.app.state.settings.api_key
+    if not expected:
+        return
+    if not x_api_key:
+        raise ApiError(401, "api_key_required", "this endpoint needs the X-API-Key header")
+    if not hmac.compare_digest(x_api_key.encode(), expected.encode()):
+        raise ApiError(401, "invalid_api_key", "the X-API-Key header does not match API_KEY")
+
+
+def json_body(request: Request) -> None:
+    ctype = request.headers.get("content-type", "")
+    if ctype and not ctype.split(";")[0].strip().lower().endswith(("/json", "+json")):
+        raise ApiError(
+            415, "unsupported_media_type", f"send the body as application/json (got {ctype})"
+        )
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+RunnerDep = Annotated[Runner, Depends(get_runner)]
+Writer = [Depends(require_api_key)]
+JsonWriter = [Depends(require_api_key), Depends(json_body)]
+JsonReader = [Depends(json_body)]  # POST bodies that change nothing (the retrieval test)

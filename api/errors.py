@@ -1,0 +1,104 @@
+"""One error contract for every endpoint: ``{"error": code, "message": text}`` with the right status.
+
+User mistakes map to 4xx with a message saying how to fix them; an unreachable store is 503; only a
+real fault is a 500, logged with the session id when there is one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from persistence.feedback import FeedbackError, SessionNotFound
+from retrieval.errors import KnowledgeError
+
+log = logging.getLogger("superbiz.api")
+
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+    503: "service_unavailable",
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for e in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    return "; ".join(parts) or "the request does not match the schema; see /docs"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, exc: ApiError) -> JSONResponse:
+        return error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(KnowledgeError)
+    async def _knowledge(_: Request, exc: KnowledgeError) -> JSONResponse:
+        return error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(FeedbackError)
+    async def _feedback(_: Request, exc: FeedbackError) -> JSONResponse:
+        return error(exc.status, exc.code, str(exc))
+
+    @app.exception_handler(SessionNotFound)
+    async def _session(_: Request, exc: SessionNotFound) -> JSONResponse:
+        return error(exc.status, exc.code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error(422, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, exc: HTTPException) -> JSONResponse:
+        code = HTTP_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return error(exc.status_code, code, message)
+
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(InterfaceError)
+    async def _db_down(request: Request, exc: DBAPIError) -> JSONResponse:
+        log.warning("database unavailable on %s: %s", request.url.path, exc.orig)
+        return error(
+            503, "database_unavailable", "the database is unreachable; retry shortly (see /healthz)"
+        )
+
+    @app.exception_handler(ConnectionError)
+    async def _conn(request: Request, exc: ConnectionError) -> JSONResponse:
+        log.warning("store unavailable on %s: %s", request.url.path, exc)
+        return error(
+            503, "service_unavailable", f"a backing store is unreachable: {exc}; retry shortly"
+        )
+
+    @app.exception_handler(Exception)
+    async def _fault(request: Request, exc: Exception) -> JSONResponse:
+        session = (
+            request.path_params.get("session_id") or request.headers.get("x-session-id") or "-"
+        )
+        log.exception(
+            "unhandled error on %s %s (session %s)", request.method, request.url.path, session
+        )
+        return error(500, "internal_error", "an internal error occurred; it has been logged")

@@ -1,0 +1,84 @@
+"""Import jobs: ``/api/knowledge/init`` runs in the background and reports per-file progress."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval.errors import ImportInProgress
+from retrieval.ingestion import IngestionService
+
+log = logging.getLogger(__name__)
+KEEP_JOBS = 20
+
+
+@dataclass
+class ImportJob:
+    job_id: str
+    force: bool
+    status: str = "running"
+    total: int = 0
+    processed: int = 0
+    files: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "status": self.status,
+            "force": self.force,
+            "total": self.total,
+            "processed": self.processed,
+            "files": list(self.files),
+            "summary": self.summary,
+            "error": self.error,
+        }
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if event["event"] == "start":
+            self.total = event["total"]
+        elif event["event"] == "file" and event["status"] != "PROCESSING":
+            self.processed = event["index"]
+            self.files.append({k: event.get(k) for k in ("file", "status", "error", "chunks")})
+        self.changed.set()
+
+
+class JobRegistry:
+    def __init__(self, ingestion: IngestionService) -> None:
+        self.ingestion = ingestion
+        self.jobs: dict[str, ImportJob] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, force: bool) -> ImportJob:
+        if self.ingestion.busy or any(j.status == "running" for j in self.jobs.values()):
+            raise ImportInProgress(
+                "an import is already running; follow it at /api/knowledge/jobs/{id}"
+            )
+        job = ImportJob(uuid.uuid4().hex, force)
+        self.jobs[job.job_id] = job
+        for old in list(self.jobs)[:-KEEP_JOBS]:
+            self.jobs.pop(old, None)
+        task = asyncio.create_task(self._run(job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return job
+
+    async def _run(self, job: ImportJob) -> None:
+        try:
+            report = await self.ingestion.init(force=job.force, progress=job.on_event)
+            job.summary = {k: v for k, v in report.as_dict().items() if k != "files"}
+            job.status = "done"
+        except Exception as exc:
+            log.exception("import job %s failed", job.job_id)
+            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        job.changed.set()
+
+    async def close(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,85 @@
+"""Chat and AI-Ops runs (plain and streamed as Server-Sent Events) and feedback."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter
+from sse_starlette import EventSourceResponse
+
+from api.deps import JsonWriter, RunnerDep, ServicesDep
+from api.errors import ApiError
+from api.schemas import (
+    AiOpsRequest,
+    ChatRequest,
+    ChatResponse,
+    ErrorBody,
+    FeedbackRequest,
+    FeedbackResponse,
+)
+from graph.aiops import AIOPS_TASK
+from persistence.feedback import submit_feedback
+
+router = APIRouter(prefix="/api", tags=["chat"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 415, 422, 503)
+}
+
+
+def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
+    async def gen() -> AsyncIterator[dict[str, str]]:
+        async for event in events:
+            yield {
+                "event": event["type"],
+                "data": json.dumps(event, ensure_ascii=False, default=str),
+            }
+
+    return EventSourceResponse(
+        gen(), headers={"X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
+    )
+
+
+@router.post("/chat", response_model=ChatResponse, dependencies=JsonWriter, responses=ERRORS)
+async def chat(body: ChatRequest, runner: RunnerDep) -> ChatResponse:
+    """Answer one question; the same ``id`` continues a conversation."""
+    result = await runner.run(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex)
+    if result.status != "SUCCESS":
+        raise ApiError(
+            502, "run_failed", f"the run failed: {result.error} (session {result.session_id})"
+        )
+    return ChatResponse(
+        answer=result.answer or "", session_id=result.session_id, thread_id=result.thread_id
+    )
+
+
+@router.post(
+    "/chat_stream",
+    dependencies=JsonWriter,
+    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+)
+async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceResponse:
+    """The same run as ``/api/chat``, streamed: session, node, tool_call, tool_result, token, answer, done."""
+    return _sse(runner.events(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex))
+
+
+@router.post(
+    "/ai_ops",
+    dependencies=JsonWriter,
+    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+)
+async def ai_ops(runner: RunnerDep, body: AiOpsRequest | None = None) -> EventSourceResponse:
+    """Analyse the active alerts; streams the run and ends with the Markdown report."""
+    thread = (body.id if body else None) or uuid.uuid4().hex
+    return _sse(runner.events(AIOPS_TASK, flow="AI_OPS", thread_id=thread))
+
+
+@router.post(
+    "/feedback", response_model=FeedbackResponse, dependencies=JsonWriter, responses=ERRORS
+)
+async def feedback(body: FeedbackRequest, services: ServicesDep) -> FeedbackResponse:
+    """``useful`` files the session into the case library (once); ``not_useful`` only records it."""
+    result = await submit_feedback(services.db, body.session_id, body.feedback)
+    return FeedbackResponse(success=result.success, message=result.message, case_id=result.case_id)

@@ -1,0 +1,91 @@
+"""Knowledge base: import (background job with progress), stats, the retrieval test, domains."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from sse_starlette import EventSourceResponse
+
+from api.deps import JsonReader, ServicesDep, Writer
+from api.errors import ApiError
+from api.jobs import JobRegistry
+from api.schemas import DomainOut, ErrorBody, JobOut, LookupRequest, camelize
+
+router = APIRouter(prefix="/api", tags=["knowledge"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 404, 409, 415, 422, 503)
+}
+
+
+def _jobs(request: Request) -> JobRegistry:
+    return request.app.state.jobs
+
+
+@router.post(
+    "/knowledge/init", status_code=202, response_model=JobOut, dependencies=Writer, responses=ERRORS
+)
+async def init(
+    request: Request, force: bool = Query(False, description="re-import unchanged files too")
+) -> Any:
+    """Start importing the knowledge-base folder; follow it at ``/api/knowledge/jobs/{jobId}``."""
+    return _jobs(request).start(force).view()
+
+
+@router.get("/knowledge/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
+async def job(request: Request, job_id: str) -> Any:
+    found = _jobs(request).jobs.get(job_id)
+    if found is None:
+        raise ApiError(
+            404,
+            "job_not_found",
+            f"import job {job_id} is unknown (jobs are kept per server process)",
+        )
+    return found.view()
+
+
+@router.get(
+    "/knowledge/jobs/{job_id}/events",
+    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+)
+async def job_events(request: Request, job_id: str) -> EventSourceResponse:
+    """The job's progress as Server-Sent Events until it ends."""
+    found = _jobs(request).jobs.get(job_id)
+    if found is None:
+        raise ApiError(404, "job_not_found", f"import job {job_id} is unknown")
+
+    async def gen() -> AsyncIterator[dict[str, str]]:
+        while True:
+            found.changed.clear()
+            data = json.dumps(camelize(found.view()), ensure_ascii=False)
+            if found.status != "running":
+                yield {"event": "done", "data": data}
+                return
+            yield {"event": "progress", "data": data}
+            with contextlib.suppress(TimeoutError):  # a quiet import still gets a heartbeat
+                await asyncio.wait_for(found.changed.wait(), timeout=15)
+
+    return EventSourceResponse(gen())
+
+
+@router.get("/knowledge/stats", responses=ERRORS)
+async def stats(services: ServicesDep) -> dict[str, Any]:
+    """Documents, vectors, per category and per status."""
+    return camelize(await services.kb.ingestion.stats())
+
+
+@router.post("/knowledge/lookup", dependencies=JsonReader, responses=ERRORS)
+async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
+    """Hit testing: one lookup with a fresh session memory, showing what the model would see and
+    every raw score (L0 matches, dense / BM25 / RRF per hit)."""
+    outcome = await services.kb.alookup(body.query)
+    return {"result": outcome.payload, "scores": camelize(outcome.artifact)}
+
+
+@router.get("/domains", response_model=list[DomainOut], responses=ERRORS)
+async def domains(services: ServicesDep) -> Any:
+    return await services.domains.rows()

@@ -1,0 +1,98 @@
+"""Sessions: list, full trace, checkpoints, replay."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from api.deps import JsonWriter, ServicesDep
+from api.errors import ApiError
+from api.schemas import (
+    Checkpoint,
+    ErrorBody,
+    ReplayRequest,
+    SessionDetail,
+    SessionPage,
+    SessionSummary,
+    SessionTraceOut,
+    camelize,
+)
+from graph.replay import Replayer
+from persistence import repository as repo
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 415, 422, 503)
+}
+
+
+def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
+    out = cls.model_validate(row)
+    out.evidence_score = (row.self_evaluation or {}).get("evidence_score")
+    return out
+
+
+@router.get("", response_model=SessionPage, responses=ERRORS)
+async def list_sessions(
+    services: ServicesDep,
+    status: Annotated[str | None, Query(pattern="^(RUNNING|SUCCESS|FAILED)$")] = None,
+    flow: Annotated[str | None, Query(pattern="^(CHAT|AI_OPS)$")] = None,
+    page: Annotated[int, Query(ge=1, le=100000)] = 1,
+    page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
+) -> Any:
+    async with services.db.session() as s:
+        result = await repo.list_sessions(
+            s, status=status, flow=flow, limit=page_size, offset=(page - 1) * page_size
+        )
+    return SessionPage(
+        items=[_summary(r) for r in result.items],
+        total=result.total,
+        page=page,
+        page_size=page_size,
+    )
+
+
+@router.get("/{session_id}", response_model=SessionTraceOut, responses=ERRORS)
+async def get_session(services: ServicesDep, session_id: str) -> Any:
+    """The session with every model step and tool call, as recorded."""
+    async with services.db.session() as s:
+        trace = await repo.get_trace(s, session_id)
+    if trace is None:
+        raise ApiError(404, "session_not_found", f"session {session_id} does not exist")
+    return SessionTraceOut(
+        session=_summary(trace.session, SessionDetail),
+        steps=trace.steps,
+        invocations=trace.invocations,
+    )
+
+
+@router.get("/{session_id}/checkpoints", response_model=list[Checkpoint], responses=ERRORS)
+async def checkpoints(services: ServicesDep, session_id: str) -> Any:
+    try:
+        return await Replayer(services).checkpoints(session_id)
+    except LookupError as exc:
+        raise ApiError(404, "session_not_found", str(exc)) from None
+
+
+@router.post("/{session_id}/replay", dependencies=JsonWriter, responses=ERRORS)
+async def replay(
+    services: ServicesDep, session_id: str, body: ReplayRequest | None = None
+) -> dict[str, Any]:
+    """``rerun``: replay with the recorded model outputs and report divergence; ``checkpoint``:
+    continue from one of the session's checkpoints (time travel)."""
+    body = body or ReplayRequest()
+    replayer = Replayer(services)
+    try:
+        if body.mode == "checkpoint":
+            if not body.checkpoint_id:
+                raise ApiError(
+                    400,
+                    "checkpoint_required",
+                    "mode=checkpoint needs checkpointId (see /checkpoints)",
+                )
+            result = await replayer.from_checkpoint(session_id, body.checkpoint_id)
+            return camelize(result.__dict__)
+        return camelize(await replayer.rerun(session_id))
+    except LookupError as exc:
+        raise ApiError(404, "not_found", str(exc)) from None

@@ -1,0 +1,223 @@
+"""Request and response models of the HTTP API (camelCase on the wire)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Camel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True)
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="machine-readable code, e.g. document_not_found")
+    message: str = Field(description="what went wrong and how to fix it")
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(
+        default=None,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="conversation id; omit to start one",
+    )
+    question: str = Field(min_length=1, max_length=8000)
+
+
+class ChatResponse(Camel):
+    answer: str
+    session_id: str
+    thread_id: str
+
+
+class AiOpsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+
+class FeedbackRequest(Camel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    session_id: str = Field(min_length=1, max_length=64)
+    feedback: str = Field(min_length=1, max_length=32, description="useful | not_useful")
+
+
+class FeedbackResponse(Camel):
+    success: bool
+    message: str
+    case_id: str | None
+
+
+class LookupRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=2000)
+
+
+class Document(Camel):
+    doc_id: str
+    file_name: str
+    file_path: str
+    title: str
+    category: str
+    status: str
+    chunk_count: int
+    error_message: str | None = None
+    metadata: dict[str, Any] | None = Field(default=None, validation_alias="doc_metadata")
+    file_size: int
+    created_at: datetime
+    updated_at: datetime
+    indexed_at: datetime | None = None
+
+
+class Chunk(Camel):
+    index: int
+    breadcrumb: str
+    text: str
+
+
+class DocumentDetail(Document):
+    chunks: list[Chunk] = []
+
+
+class FileResultOut(Camel):
+    file_path: str
+    status: str
+    doc_id: str | None = None
+    chunks: int = 0
+    error: str | None = None
+    warnings: list[str] = []
+    derived: list[str] = []
+
+
+class UploadResponse(Camel):
+    document: Document | None
+    result: FileResultOut
+
+
+class Page(Camel):
+    total: int
+    page: int
+    page_size: int
+
+
+class DocumentPage(Page):
+    items: list[Document]
+
+
+class SessionSummary(Camel):
+    session_id: str
+    thread_id: str | None
+    query: str
+    status: str
+    agent_flow: str
+    total_duration_ms: int | None
+    total_tokens: int
+    total_steps: int
+    total_tool_calls: int
+    evidence_score: int | None = None
+    feedback: str | None
+    replay_of: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class SessionDetail(SessionSummary):
+    answer: str | None
+    error_message: str | None
+    self_evaluation: dict[str, Any] | None
+
+
+class Step(Camel):
+    id: int
+    step_index: int
+    agent_name: str
+    model_input: str | None
+    model_output: str | None
+    thought: str | None
+    has_tool_call: bool
+    duration_ms: int | None
+    token_count: int | None
+    created_at: datetime
+
+
+class Invocation(Camel):
+    id: int
+    tool_name: str
+    step_id: int | None
+    input_params: dict[str, Any] | None
+    output_preview: str | None
+    output_length: int
+    retrieval_layer: str | None
+    l0_match_count: int | None
+    l1_match_count: int | None
+    is_truncated: bool
+    relevance_level: str | None
+    dedup_reason: str | None
+    retrieval_details: dict[str, Any] | None
+    duration_ms: int | None
+    success: bool
+    error_message: str | None
+
+
+class SessionTraceOut(Camel):
+    session: SessionDetail
+    steps: list[Step]
+    invocations: list[Invocation]
+
+
+class SessionPage(Page):
+    items: list[SessionSummary]
+
+
+class ReplayRequest(Camel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    mode: Literal["rerun", "checkpoint"] = "rerun"
+    checkpoint_id: str | None = Field(default=None, max_length=64)
+
+
+class Checkpoint(Camel):
+    checkpoint_id: str
+    step: int | None
+    source: str | None
+    next: list[str]
+
+
+class JobOut(Camel):
+    job_id: str
+    status: str
+    force: bool
+    total: int
+    processed: int
+    files: list[dict[str, Any]]
+    summary: dict[str, Any] | None
+    error: str | None
+
+
+class DomainOut(Camel):
+    name: str
+    when_to_retrieve: str | None
+    document_count: int
+    source: str
+    updated_at: datetime
+
+
+OPAQUE = {
+    "served",
+    "by_category",
+    "by_status",
+    "route_weights",
+    "timings_ms",
+}  # keys are data, not names
+
+
+def camelize(value: Any) -> Any:
+    """Recursively camelCase dict keys (the lookup artifact, stats), leaving data-keyed maps alone."""
+    if isinstance(value, dict):
+        return {to_camel(str(k)): (v if k in OPAQUE else camelize(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [camelize(v) for v in value]
+    return value
