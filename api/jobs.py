@@ -71,7 +71,14 @@ class JobRegistry:
     async def _run(self, job: ImportJob) -> None:
         try:
             report = await self.ingestion.init(force=job.force, progress=job.on_event)
-            job.summary = {k: v for k, v in report.as_dict().items() if k != "files"}
+            job.summary = {
+                "total": report.as_dict()["total"],
+                "indexed": report.count("INDEXED"),
+                "failed": report.count("FAILED"),
+                "skipped": report.count("SKIPPED"),
+                "removed": report.count("REMOVED"),
+                "durationMs": round(report.duration_ms, 1),
+            }
             job.status = "done"
         except Exception as exc:
             log.exception("import job %s failed", job.job_id)

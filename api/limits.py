@@ -14,10 +14,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and the small fields around the file
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class UploadSizeLimit:
     def __init__(
         self, app: ASGIApp, max_bytes: int, paths: tuple[str, ...] = ("/api/documents/upload",)
@@ -57,25 +53,24 @@ class UploadSizeLimit:
             await self._reject(send)
             return
         seen = 0
-        started = False
+        rejected = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, rejected
+            if rejected:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _TooLarge
+                    # Answer now and make the app stop reading; whatever it sends later is dropped.
+                    rejected = True
+                    await self._reject(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: dict[str, Any]) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        async def guarded_send(message: dict[str, Any]) -> None:
+            if not rejected:
+                await send(message)
 
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await self._reject(send)
+        await self.app(scope, counting_receive, guarded_send)

@@ -140,6 +140,10 @@ class Runner:
                     if event["type"] == "answer":
                         answer = event["text"]
                     yield event
+        except asyncio.CancelledError:
+            # The client went away (SSE closed) or the server is stopping: close the record.
+            await asyncio.shield(self._finish(session_id, SessionStatus.FAILED, None, "cancelled before the run finished"))
+            raise
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             log.exception("session %s failed", session_id)

@@ -167,3 +167,35 @@ class ModelInputs:
 
     def for_node(self, node: str) -> list[list]:
         return [m for n, m in self.calls if n == node]
+
+
+@pytest.fixture
+async def client(services):
+    """An httpx client on the FastAPI app, sharing the started offline stack."""
+    import httpx
+
+    from server import create_app
+
+    app = create_app(services=services)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=120) as c:
+            c.app = app  # type: ignore[attr-defined]
+            yield c
+
+
+def sse_events(text: str) -> list[tuple[str, dict]]:
+    """Parse a Server-Sent Events body into (event, data) pairs."""
+    import json
+
+    out = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        event, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if data:
+            out.append((event, json.loads("\n".join(data))))
+    return out

@@ -89,8 +89,11 @@ def test_make_serve_answers_healthz(tmp_path: Path) -> None:
             time.sleep(0.5)
         assert body is not None, (tmp_path / "serve.log").read_text(errors="replace")[-3000:]
         assert body["database"] == {"kind": "sqlite", "ok": True}
-        assert body["vector_store"]["kind"] == "milvus-lite"
-        assert body["chat_model"] == "offline"
+        assert body["vectorStore"]["kind"] == "milvus-lite"
+        assert (
+            body["status"] == "ok" and body["documents"] == 6
+        )  # first start ingested the sample runbooks
+        assert body["chatModel"] == "offline"
         assert (work / "data" / "superbiz.db").exists()
     finally:
         stop(proc)
