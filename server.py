@@ -15,6 +15,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
@@ -87,17 +88,18 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         return response
 
     @app.get("/healthz", tags=["ops"])
-    async def healthz(request: Request) -> dict[str, Any]:
-        """Store status: database, vector store, chat model, documents."""
+    async def healthz(request: Request) -> JSONResponse:
+        """Store status: database, vector store, chat model, documents. 503 while the database is
+        unreachable (requests would fail); 200 "degraded" when only the vector store is (L0 still works)."""
         svc: Services | None = getattr(request.app.state, "services", None)
         if svc is None:
-            return {"status": "starting"}
+            return JSONResponse({"status": "starting"}, status_code=503)
         db_ok = await svc.db.ping()
         try:
             vectors_ok = await asyncio.wait_for(asyncio.to_thread(svc.kb.store.exists), timeout=3)
         except Exception:
             vectors_ok = False
-        return {
+        body = {
             "status": "ok" if db_ok and vectors_ok else "degraded",
             "database": {"kind": settings.database_kind, "ok": db_ok},
             "vectorStore": {"kind": settings.milvus_kind, "ok": vectors_ok},
@@ -105,6 +107,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             "documents": len(svc.kb.catalog),
             "knowledgeVersion": svc.kb.catalog.version,
         }
+        if not db_ok:
+            body["message"] = "the database is unreachable; requests get 503 until it is back"
+        return JSONResponse(body, status_code=200 if db_ok else 503)
 
     for module in (chat, knowledge, documents, sessions, pages):
         app.include_router(module.router)

@@ -15,6 +15,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
 from graph.prompts import Prompts, load_prompts
+from persistence import repository as repo
 from persistence.checkpoint import open_checkpointer
 from persistence.db import Database
 from persistence.migrate import upgrade
@@ -91,6 +92,10 @@ class Services:
             await asyncio.to_thread(upgrade, settings.database_url)
         services = await asyncio.to_thread(cls.build, settings, embeddings=embeddings)
         try:
+            async with services.db.session() as db:
+                swept = await repo.fail_stale_sessions(db, settings.stale_session_minutes * 60)
+            if swept:
+                log.warning("marked %d interrupted session(s) FAILED", swept)
             await services.kb.start(ingest_if_empty=ingest_if_empty, progress=progress)
             created = await services.domains.ensure_all()
             if created:

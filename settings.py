@@ -130,6 +130,9 @@ class Settings(BaseSettings):
         "", description="Prometheus/Alertmanager base URL; empty = fixtures."
     )
     loki_url: str = Field("", description="Loki base URL; empty = bundled fixture logs.")
+    stale_session_minutes: int = Field(
+        60, ge=1, description="RUNNING sessions untouched this long are marked FAILED at start-up."
+    )
     retrieval: RetrievalSettings = RetrievalSettings()
 
     @field_validator("database_url")

@@ -63,6 +63,19 @@ def _tool_event(msg: ToolMessage) -> dict[str, Any]:
     return event
 
 
+def describe_failure(exc: BaseException) -> str:
+    """A message an operator can act on, naming the model endpoint when that is what failed."""
+    text = f"{type(exc).__name__}: {exc}"
+    if any(
+        c.__module__.split(".")[0] in {"openai", "httpx", "langchain_openai"}
+        for c in type(exc).__mro__
+    ):
+        return (
+            f"the model endpoint failed after its retries (LLM_MAX_RETRIES / LLM_TIMEOUT_S): {text}"
+        )
+    return text
+
+
 class Runner:
     def __init__(self, services: Services) -> None:
         self.s = services
@@ -142,10 +155,14 @@ class Runner:
                     yield event
         except asyncio.CancelledError:
             # The client went away (SSE closed) or the server is stopping: close the record.
-            await asyncio.shield(self._finish(session_id, SessionStatus.FAILED, None, "cancelled before the run finished"))
+            await asyncio.shield(
+                self._finish(
+                    session_id, SessionStatus.FAILED, None, "cancelled before the run finished"
+                )
+            )
             raise
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = describe_failure(exc)
             log.exception("session %s failed", session_id)
             await self._finish(session_id, SessionStatus.FAILED, None, error[:4000])
             yield {"type": "error", "sessionId": session_id, "error": error}
@@ -205,11 +222,52 @@ class Runner:
     async def _finish(
         self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
     ) -> None:
+        """Close the record. If the database is down right now, keep trying in the background so
+        the session ends SUCCESS/FAILED when it returns instead of staying RUNNING forever."""
+        if status == SessionStatus.FAILED and answer is None:
+            answer = f"本次运行未能完成：{error}"
+        try:
+            await self._write_finish(session_id, status, answer, error)
+        except Exception as exc:
+            log.warning(
+                "could not close session %s now (%s); retrying in the background", session_id, exc
+            )
+            self._spawn(self._finish_later(session_id, status, answer, error))
+            return
+        self._spawn(self.score(session_id))
+
+    async def _write_finish(
+        self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
+    ) -> None:
         async with self.s.db.session() as db:
             await repo.finish_session(
                 db, session_id, status=status, answer=answer, error_message=error
             )
-        task = asyncio.create_task(self.score(session_id))
+
+    async def _finish_later(
+        self,
+        session_id: str,
+        status: SessionStatus,
+        answer: str | None,
+        error: str | None,
+        attempts: int = 12,
+    ) -> None:
+        delay = 1.0
+        for _ in range(attempts):
+            await asyncio.sleep(delay)
+            try:
+                await self._write_finish(session_id, status, answer, error)
+            except Exception:
+                delay = min(delay * 2, 30.0)
+                continue
+            await self.score(session_id)
+            return
+        log.error(
+            "session %s could not be closed; the start-up sweep will mark it FAILED", session_id
+        )
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -250,6 +308,17 @@ class Runner:
             row = await repo.get_session(db, session_id)
         if row is None or not row.thread_id:
             raise LookupError(f"session {session_id} does not exist")
+        if row.status == SessionStatus.SUCCESS:
+            raise ValueError(f"session {session_id} already finished successfully")
+        head = await self._graph(row.agent_flow).aget_state(
+            {"configurable": {"thread_id": row.thread_id}}
+        )
+        if (head.metadata or {}).get("session_id") != session_id:
+            raise ValueError(
+                f"the conversation moved on after session {session_id}; it cannot be resumed"
+            )
+        if not head.next:
+            raise ValueError(f"session {session_id} has nothing left to run")
         return await self.run(
             row.query,
             flow=row.agent_flow,

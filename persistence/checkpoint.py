@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from sqlalchemy.engine import make_url
@@ -23,6 +24,21 @@ def sqlite_checkpoint_path(database_url: str, data_dir: Path) -> Path:
         p = Path(db).expanduser()
         return p.with_name(p.stem + "-checkpoints.db")
     return Path(data_dir) / "checkpoints.db"
+
+
+class PingingPool:
+    """An asyncmy pool that checks each connection before use (reconnecting if the server went away),
+    so checkpoints keep working after a database restart — the counterpart of SQLAlchemy's
+    ``pool_pre_ping`` for the records engine."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    @asynccontextmanager
+    async def acquire(self) -> AsyncIterator[Any]:
+        async with self._pool.acquire() as conn:
+            await conn.ping(reconnect=True)
+            yield conn
 
 
 @asynccontextmanager
@@ -55,7 +71,7 @@ async def open_checkpointer(
         pool_recycle=3600,
     )
     try:
-        saver = AsyncMySaver(conn=pool)
+        saver = AsyncMySaver(conn=PingingPool(pool))
         await saver.setup()
         yield saver
     finally:

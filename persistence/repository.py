@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -128,6 +129,25 @@ async def finish_session(
         total_duration_ms=int((now - created).total_seconds() * 1000),
         completed_at=now,
     )
+
+
+async def fail_stale_sessions(session: AsyncSession, older_than_s: int) -> int:
+    """RUNNING sessions not touched for a while belonged to a process that stopped: close them."""
+    cutoff = utcnow() - timedelta(seconds=older_than_s)
+    result = await session.execute(
+        sa.update(DiagnosisSession)
+        .where(
+            DiagnosisSession.status == SessionStatus.RUNNING, DiagnosisSession.updated_at < cutoff
+        )
+        .values(
+            status=SessionStatus.FAILED,
+            error_message="interrupted: the server stopped before the run finished",
+            updated_at=utcnow(),
+            completed_at=utcnow(),
+        )
+    )
+    await session.commit()
+    return int(result.rowcount or 0)
 
 
 @dataclass
@@ -266,7 +286,10 @@ async def list_documents(
     if q:
         like = f"%{q.lower().replace('%', '').replace('_', '')}%"
         conds.append(
-            sa.or_(sa.func.lower(ApiDocument.title).like(like), sa.func.lower(ApiDocument.file_path).like(like))
+            sa.or_(
+                sa.func.lower(ApiDocument.title).like(like),
+                sa.func.lower(ApiDocument.file_path).like(like),
+            )
         )
     total = (
         await session.execute(select(sa.func.count()).select_from(ApiDocument).where(*conds))
@@ -278,7 +301,12 @@ async def list_documents(
         .limit(limit)
         .offset(offset)
     )
-    return Page(items=list((await session.execute(stmt)).scalars()), total=int(total), limit=limit, offset=offset)
+    return Page(
+        items=list((await session.execute(stmt)).scalars()),
+        total=int(total),
+        limit=limit,
+        offset=offset,
+    )
 
 
 async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:

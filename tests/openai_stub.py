@@ -71,9 +71,15 @@ class StubLLM:
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_next: int = 0
     fail_mode: str = "500"  # "500" or "hang"
+    fail_from: int = 0  # 1-based request number from which ``fail_next`` applies (0 = the next one)
+    delay_s: float = 0.0  # added to every answer, to keep runs in flight
     port: int = 0
     _server: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
+
+    def fail(self, count: int, *, after: int = 0, mode: str = "500") -> None:
+        """Fail ``count`` requests, starting ``after`` requests from now."""
+        self.fail_next, self.fail_mode, self.fail_from = count, mode, len(self.requests) + after + 1
 
     @property
     def base_url(self) -> str:
@@ -125,7 +131,9 @@ class StubLLM:
         async def completions(request: Request) -> Any:
             body = await request.json()
             self.requests.append(body)
-            if self.fail_next > 0:
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            if self.fail_next > 0 and len(self.requests) >= self.fail_from:
                 self.fail_next -= 1
                 if self.fail_mode == "hang":
                     await asyncio.sleep(30)

@@ -6,21 +6,13 @@ The real server runs as a subprocess (its own event loop, like production); the 
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
-from tests.conftest import ROOT
-from tests.test_serve import free_port
+from tests.processes import start_server
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 SLOW = {
@@ -32,52 +24,11 @@ SLOW = {
 }
 
 
-def _start(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
-    shutil.copytree(ROOT / "knowledge_base", tmp / "kb")
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite+aiosqlite:///{tmp / 'fuzz.db'}",
-        "MILVUS_URI": str(tmp / "milvus.db"),
-        "KNOWLEDGE_BASE_DIR": str(tmp / "kb"),
-        "DATA_DIR": str(tmp),
-        "PORT": str(port),
-        "LOG_LEVEL": "WARNING",
-        "HF_HUB_OFFLINE": "1",
-    }
-    log = (tmp / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).json().get("status") == "ok":
-                return proc, base
-        except (httpx.HTTPError, ValueError):
-            pass
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGKILL)
-    raise AssertionError((tmp / "server.log").read_text(errors="replace")[-3000:])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
-    proc, base = _start(tmp_path_factory.mktemp("fuzz"))
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    srv = start_server(tmp_path_factory.mktemp("fuzz"), LOG_LEVEL="WARNING")
+    yield srv.base_url
+    srv.stop()
 
 
 def _fuzz(operation: schemathesis.APIOperation, examples: int, failures: list[str]) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -14,12 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.processes import free_port, stop_process
 
 
 def clean_checkout(dest: Path) -> Path:
@@ -46,16 +39,6 @@ def clean_checkout(dest: Path) -> Path:
         t = stamp.stat().st_mtime - 10
         os.utime(dest / "pyproject.toml", (t, t))
     return dest
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def test_make_serve_answers_healthz(tmp_path: Path) -> None:
@@ -96,5 +79,5 @@ def test_make_serve_answers_healthz(tmp_path: Path) -> None:
         assert body["chatModel"] == "offline"
         assert (work / "data" / "superbiz.db").exists()
     finally:
-        stop(proc)
+        stop_process(proc)
     assert proc.returncode is not None

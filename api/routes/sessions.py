@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import JsonWriter, ServicesDep
+from api.deps import JsonWriter, RunnerDep, ServicesDep, Writer
 from api.errors import ApiError
 from api.schemas import (
     Checkpoint,
@@ -73,6 +73,19 @@ async def checkpoints(services: ServicesDep, session_id: str) -> Any:
         return await Replayer(services).checkpoints(session_id)
     except LookupError as exc:
         raise ApiError(404, "session_not_found", str(exc)) from None
+
+
+@router.post("/{session_id}/resume", dependencies=Writer, responses=ERRORS)
+async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
+    """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
+    session, with its retrieval memory, and without writing any step twice."""
+    try:
+        result = await runner.resume(session_id)
+    except LookupError as exc:
+        raise ApiError(404, "session_not_found", str(exc)) from None
+    except ValueError as exc:
+        raise ApiError(409, "not_resumable", str(exc)) from None
+    return camelize(result.__dict__)
 
 
 @router.post("/{session_id}/replay", dependencies=JsonWriter, responses=ERRORS)
