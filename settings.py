@@ -87,6 +87,11 @@ class RetrievalSettings(_Section):
     embedding_model: str = Field(
         "", description="sentence-transformers name or path; empty = packaged all-MiniLM-L6-v2."
     )
+    embedding_precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto",
+        description="auto = bf16 on CPUs with native bf16 when it agrees with fp32 on a probe set "
+        "(cosine >= 0.999), else fp32.",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> RetrievalSettings:

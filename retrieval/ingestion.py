@@ -28,7 +28,7 @@ from persistence import repository as repo
 from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
-from retrieval.chunking import chunk_document
+from retrieval.chunking import Chunk, chunk_document
 from retrieval.documents import CATEGORY_RE, DocumentError, ParsedDocument, parse_document
 from retrieval.errors import (
     DocumentExists,
@@ -43,6 +43,7 @@ from retrieval.store import ChunkStore
 log = logging.getLogger(__name__)
 
 ALLOWED_SUFFIXES = (".md", ".markdown", ".txt")
+PREPARE_FILES = 8  # init() embeds the chunks of this many files in one batch
 Progress = Callable[[dict[str, Any]], Any]
 Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
 ChangeHook = Callable[[set[str]], Awaitable[None]]
@@ -133,9 +134,10 @@ class IngestionService:
         self.max_upload_bytes = max_upload_bytes
         self.enrich, self.on_change = enrich, on_change
         self._write_lock = asyncio.Lock()
-        self._fresh_paths: set[str] = (
-            set()
-        )  # paths first seen by the running init(): no vectors yet
+        # Paths first seen by the running init(): fresh doc_ids, so no vectors to delete yet.
+        self._fresh_paths: set[str] = set()
+        # Chunks computed ahead by init()'s batch embedding, keyed by (path, title, body).
+        self._chunk_memo: dict[tuple[str, str, str], list[Chunk]] = {}
 
     @property
     def busy(self) -> bool:
@@ -227,33 +229,41 @@ class IngestionService:
         # end, or every ``flush_rows`` rows, instead of after every file.
         self.store.begin_bulk()
         try:
-            for i, (rel, raw, digest) in enumerate(todo, start=1):
-                await _emit(
-                    progress,
-                    {
-                        "event": "file",
-                        "index": i,
-                        "total": total,
-                        "file": rel,
-                        "status": "PROCESSING",
-                    },
-                )
-                result, category = await self._import(rel, raw, digest)
-                report.results.append(result)
-                if category:
-                    touched.add(category)
-                await _emit(
-                    progress,
-                    {
-                        "event": "file",
-                        "index": i,
-                        "total": total,
-                        "file": rel,
-                        "status": result.status,
-                        "error": result.error,
-                        "chunks": result.chunks,
-                    },
-                )
+            windows = [todo[i : i + PREPARE_FILES] for i in range(0, total, PREPARE_FILES)]
+            for w, window in enumerate(windows):
+                # Embed the window's chunks in one batch; then import its files one by one.
+                # (Embedding the next window while this one is written measured no faster: the
+                # model already keeps both cores busy.)
+                await asyncio.to_thread(self._prepare_vectors, window)
+                for i, (rel, raw, digest) in enumerate(window, start=w * PREPARE_FILES + 1):
+                    await _emit(
+                        progress,
+                        {
+                            "event": "file",
+                            "index": i,
+                            "total": total,
+                            "file": rel,
+                            "status": "PROCESSING",
+                        },
+                    )
+                    result, category = await self._import(rel, raw, digest)
+                    report.results.append(result)
+                    if category:
+                        touched.add(category)
+                    await _emit(
+                        progress,
+                        {
+                            "event": "file",
+                            "index": i,
+                            "total": total,
+                            "file": rel,
+                            "status": result.status,
+                            "error": result.error,
+                            "chunks": result.chunks,
+                        },
+                    )
+                self._chunk_memo.clear()  # whatever a failed file left behind
+                self.store.discard_prepared()
             for rel, row in known.items():
                 if rel not in files:  # the file is gone from the folder: forget it everywhere
                     await self._forget(row)
@@ -261,6 +271,8 @@ class IngestionService:
                     report.results.append(FileResult(rel, "REMOVED", row.doc_id))
         finally:
             self._fresh_paths = set()
+            self._chunk_memo.clear()
+            self.store.discard_prepared()
             await asyncio.to_thread(self.store.end_bulk)
         if touched or any(r.status == "FAILED" for r in report.results):
             await self._changed(touched)
@@ -352,11 +364,37 @@ class IngestionService:
         result.duration_ms = (time.perf_counter() - t0) * 1000
         return result, parsed.category
 
-    def _index_vectors(self, doc_id: str, parsed: ParsedDocument) -> int:
+    def _chunks(self, parsed: ParsedDocument) -> list[Chunk]:
         count = getattr(self.store.embeddings, "count_tokens", None) or (lambda t: len(t.split()))
-        chunks = chunk_document(
+        return chunk_document(
             parsed.title, parsed.body, size=self.chunk_size, overlap=self.chunk_overlap, count=count
         )
+
+    def _prepare_vectors(self, window: list[tuple[str, bytes, str]]) -> None:
+        """Parse, chunk and embed a window of files ahead of their one-by-one import.
+
+        Several small files' chunks embed ~1.25× faster as one length-sorted batch than file by
+        file. Best effort: a file that does not parse here is skipped (its import reports why), and
+        if the batch cannot be embedded each file embeds its own chunks as before.
+        """
+        texts: list[str] = []
+        for rel, raw, _ in window:
+            try:
+                parsed = parse_document(raw, rel)
+                chunks = self._chunks(parsed)
+            except Exception:
+                continue
+            self._chunk_memo[(parsed.file_path, parsed.title, parsed.body)] = chunks
+            texts += [c.indexed_text for c in chunks]
+        try:
+            self.store.prepare(texts)
+        except Exception:
+            log.warning("batch embedding failed; embedding file by file", exc_info=True)
+
+    def _index_vectors(self, doc_id: str, parsed: ParsedDocument) -> int:
+        chunks = self._chunk_memo.pop((parsed.file_path, parsed.title, parsed.body), None)
+        if chunks is None:
+            chunks = self._chunks(parsed)
         with self.store.bulk():  # delete + insert: one flush (or none inside an import run)
             # Replace, never append: a re-import must not leave the old version's vectors behind.
             if parsed.file_path not in self._fresh_paths:

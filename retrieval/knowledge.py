@@ -41,7 +41,9 @@ class KnowledgeBase:
         on_change: ChangeHook | None = None,
     ) -> KnowledgeBase:
         r = settings.retrieval
-        embeddings = embeddings or SentenceTransformerEmbeddings(r.embedding_model)
+        embeddings = embeddings or SentenceTransformerEmbeddings(
+            r.embedding_model, precision=r.embedding_precision
+        )
         if settings.milvus_kind == "milvus-lite":
             # Milvus Lite keeps its data in a folder named like the URI; make its parent.
             Path(settings.milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
