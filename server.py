@@ -27,6 +27,7 @@ from services import Services
 from settings import Settings, SettingsError, get_settings
 
 log = logging.getLogger("superbiz.server")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s %(message)s"
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -46,6 +47,8 @@ def _progress(event: dict[str, Any]) -> None:
 def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
     """``services`` may be passed in (tests share one started stack); otherwise they start here."""
     settings = settings or (services.settings if services else get_settings())
+    if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
+        logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

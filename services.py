@@ -19,6 +19,7 @@ from persistence import repository as repo
 from persistence.checkpoint import open_checkpointer
 from persistence.db import Database
 from persistence.migrate import upgrade
+from persistence.startup import startup_lock
 from retrieval.domains import DomainService
 from retrieval.embeddings import SentenceTransformerEmbeddings
 from retrieval.ingestion import Progress
@@ -87,6 +88,32 @@ class Services:
 
         ``with_checkpointer=False`` compiles the graphs without one (LangGraph Studio's server
         brings its own)."""
+        # Several workers may start together on a fresh install: first-start work runs under one
+        # cross-process lock, so the first worker migrates and imports and the others find it done.
+        async with startup_lock(settings.database_url, settings.data_dir):
+            services = await cls._start_locked(
+                settings,
+                embeddings=embeddings,
+                migrate=migrate,
+                ingest_if_empty=ingest_if_empty,
+                progress=progress,
+                checkpointer=checkpointer,
+                with_checkpointer=with_checkpointer,
+            )
+        return services
+
+    @classmethod
+    async def _start_locked(
+        cls,
+        settings: Settings,
+        *,
+        embeddings: SentenceTransformerEmbeddings | None,
+        migrate: bool,
+        ingest_if_empty: bool,
+        progress: Progress | None,
+        checkpointer: BaseCheckpointSaver | None,
+        with_checkpointer: bool,
+    ) -> Services:
         # Blocking work (migrations, opening Milvus, reading prompts) runs off the event loop.
         if migrate:
             await asyncio.to_thread(upgrade, settings.database_url)

@@ -81,6 +81,7 @@ class Chunk(Camel):
 
 class DocumentDetail(Document):
     chunks: list[Chunk] = []
+    chunks_unavailable: str | None = None  # set when the vector store cannot be read
 
 
 class FileResultOut(Camel):

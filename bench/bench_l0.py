@@ -20,9 +20,8 @@ import sys
 import time
 
 import _common as c
-import ahocorasick
 
-from retrieval.l0_index import L0Entry, L0Index, L0Match, _norm, naive_search
+from retrieval.l0_index import L0Entry, L0Index, naive_search
 
 EN_TERMS = [
     "deadlock",
@@ -150,68 +149,7 @@ def make_queries(entries: list[L0Entry], n: int, seed: int = 2) -> list[str]:
 WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-class LeanL0Index(L0Index):
-    """Experiment (``--experiments``), not used by the service: the same matches and ranking as
-    ``L0Index.search`` with the per-hit work moved to build time — each automaton value carries the
-    term's owners and whether its first/last character needs a word-boundary check, and boundary
-    checks use a set lookup instead of a regex. A candidate patch for ``retrieval/l0_index.py``."""
-
-    def _built(self):  # noqa: ANN202
-        if self._dirty:
-            with self._lock:
-                if self._dirty:
-                    auto = ahocorasick.Automaton()
-                    for term, owners in self._terms.items():
-                        entries = tuple(
-                            (self._docs[d], t) for d, t in owners.items() if d in self._docs
-                        )
-                        auto.add_word(
-                            term,
-                            (
-                                term,
-                                entries,
-                                len(term),
-                                term[0] in WORD_CHARS,
-                                term[-1] in WORD_CHARS,
-                            ),
-                        )
-                    if len(auto):
-                        auto.make_automaton()
-                    self._automaton = auto if len(auto) else None
-                    self._dirty = False
-        return self._automaton
-
-    def search(self, query: str, limit: int | None = None):  # noqa: ANN201
-        auto = self._built()
-        text = _norm(query)
-        if auto is None or not text:
-            return []
-        last = len(text) - 1
-        found: dict[str, L0Match] = {}
-        for end, (term, entries, n, check_start, check_end) in auto.iter(text):
-            start = end - n + 1
-            if check_start and start > 0 and text[start - 1] in WORD_CHARS:
-                continue
-            if check_end and end < last and text[end + 1] in WORD_CHARS:
-                continue
-            for entry, is_title in entries:
-                m = found.get(entry.doc_id)
-                if m is None:
-                    m = found[entry.doc_id] = L0Match(entry)
-                if is_title:
-                    m.title_hit = True
-                elif term not in m.keywords:
-                    m.keywords.append(term)
-                if n > m.longest:
-                    m.longest = n
-        if len(found) > 1:
-            ranked = sorted(found.values(), key=lambda m: (-m.score, -m.longest, m.entry.title))
-        else:
-            ranked = list(found.values())
-        return ranked[:limit] if limit else ranked
-
-
-def run_size(n: int, n_queries: int, repeat: int, experiments: bool = False) -> dict:
+def run_size(n: int, n_queries: int, repeat: int) -> dict:
     entries = make_entries(n)
     queries = make_queries(entries, n_queries)
     t = time.perf_counter()
@@ -224,21 +162,6 @@ def run_size(n: int, n_queries: int, repeat: int, experiments: bool = False) -> 
     naive = c.time_calls(lambda q: naive_search(entries, q), naive_inputs, repeat=1)
     s_new, s_naive = c.stats_ms(new), c.stats_ms(naive)
     hits = [len(index.search(q)) for q in queries]
-    extra: dict = {}
-    if experiments:
-        lean = LeanL0Index(entries)
-        same = all(
-            [(m.entry.doc_id, m.keywords, m.title_hit) for m in lean.search(q)]
-            == [(m.entry.doc_id, m.keywords, m.title_hit) for m in index.search(q)]
-            for q in queries
-        )
-        s_lean = c.stats_ms(c.time_calls(lean.search, queries, repeat=repeat))
-        extra["experiment_lean_l0_index"] = {
-            "same_results": same,
-            "stats": s_lean,
-            "speedup_mean_vs_naive": c.ratio(s_naive["mean_ms"], s_lean["mean_ms"]),
-            "speedup_mean_vs_l0_index": c.ratio(s_new["mean_ms"], s_lean["mean_ms"]),
-        }
     return {
         "documents": n,
         "keywords_per_doc": 5,
@@ -253,7 +176,6 @@ def run_size(n: int, n_queries: int, repeat: int, experiments: bool = False) -> 
             "speedup_ge_20x": c.ratio(s_naive["mean_ms"], s_new["mean_ms"]) >= 20,
             **({"p99_le_1ms": s_new["p99_ms"] <= 1.0} if n >= 10000 else {}),
         },
-        **extra,
     }
 
 
@@ -264,13 +186,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument(
-        "--experiments", action="store_true", help="also time LeanL0Index (a candidate patch)"
-    )
     args = ap.parse_args()
-    results = [
-        run_size(int(s), args.queries, args.repeat, args.experiments) for s in args.sizes.split(",")
-    ]
+    results = [run_size(int(s), args.queries, args.repeat) for s in args.sizes.split(",")]
     out = {
         "bench": "l0",
         "machine": c.machine(),

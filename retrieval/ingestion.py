@@ -266,14 +266,25 @@ class IngestionService:
                 self.store.discard_prepared()
             for rel, row in known.items():
                 if rel not in files:  # the file is gone from the folder: forget it everywhere
-                    await self._forget(row)
+                    try:
+                        await self._forget(row)
+                    except (
+                        ConnectionError
+                    ) as exc:  # vectors cannot go yet: keep the row for next time
+                        report.results.append(
+                            FileResult(rel, "FAILED", row.doc_id, error=f"not removed: {exc}")
+                        )
+                        continue
                     touched.add(row.category)
                     report.results.append(FileResult(rel, "REMOVED", row.doc_id))
         finally:
             self._fresh_paths = set()
             self._chunk_memo.clear()
             self.store.discard_prepared()
-            await asyncio.to_thread(self.store.end_bulk)
+            try:
+                await asyncio.to_thread(self.store.end_bulk)
+            except ConnectionError as exc:  # nothing was written if the store is down
+                log.warning("vector store flush skipped: %s", exc)
         if touched or any(r.status == "FAILED" for r in report.results):
             await self._changed(touched)
         report.duration_ms = (time.perf_counter() - t0) * 1000

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import ahocorasick
 
 MIN_TERM_CHARS = 2
-_WORD = re.compile(r"[A-Za-z0-9_]")
+WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # Title parts: "支付网关错误码手册 (Payment Gateway Error Codes)" → both halves are title terms.
 _TITLE_SPLIT = re.compile(r"[()（）\[\]【】:：|/—–]+|\s+-\s+")
 
@@ -31,7 +31,7 @@ class L0Entry:
     keywords: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class L0Match:
     entry: L0Entry
     keywords: list[str] = field(default_factory=list)
@@ -51,13 +51,6 @@ def title_terms(title: str) -> set[str]:
     terms = {_norm(title)}
     terms.update(_norm(p) for p in _TITLE_SPLIT.split(title))
     return {t for t in terms if len(t) >= MIN_TERM_CHARS}
-
-
-def _bounded(text: str, start: int, end: int) -> bool:
-    """ASCII word characters at a term's edges must not continue into the query."""
-    if _WORD.match(text[start]) and start > 0 and _WORD.match(text[start - 1]):
-        return False
-    return not (_WORD.match(text[end]) and end + 1 < len(text) and _WORD.match(text[end + 1]))
 
 
 class L0Index:
@@ -121,12 +114,27 @@ class L0Index:
             self._dirty = True
 
     def _built(self) -> ahocorasick.Automaton | None:
+        # Per-hit work is moved to build time: each automaton value carries the term, its owners
+        # (a snapshot, so a concurrent writer never changes what a reader iterates) and whether its
+        # edges need a word-boundary check.
         if self._dirty:
             with self._lock:
                 if self._dirty:
                     auto = ahocorasick.Automaton()
-                    for term in self._terms:
-                        auto.add_word(term, term)
+                    for term, owners in self._terms.items():
+                        entries = tuple(
+                            (self._docs[d], t) for d, t in owners.items() if d in self._docs
+                        )
+                        auto.add_word(
+                            term,
+                            (
+                                term,
+                                entries,
+                                len(term),
+                                term[0] in WORD_CHARS,
+                                term[-1] in WORD_CHARS,
+                            ),
+                        )
                     if len(auto):
                         auto.make_automaton()
                     self._automaton = auto if len(auto) else None
@@ -135,29 +143,36 @@ class L0Index:
 
     def search(self, query: str, limit: int | None = None) -> list[L0Match]:
         """Documents whose keywords or title occur in the query, best first."""
-        auto = self._built()
-        text = _norm(query)
+        auto = self._automaton if not self._dirty else self._built()
+        text = " ".join(query.casefold().split())  # _norm, inlined: this is the hot path
         if auto is None or not text:
             return []
-        found: dict[str, L0Match] = {}
-        terms = self._terms
-        for end, term in auto.iter(text):
-            start = end - len(term) + 1
-            if not _bounded(text, start, end):
+        last = len(text) - 1
+        found: dict[str, list] = {}  # doc_id → [entry, keywords, title_hit, longest]; cheap lists
+        for end, (term, entries, n, check_start, check_end) in auto.iter(text):
+            start = end - n + 1
+            # ASCII word characters at a term's edges must not continue into the query.
+            if check_start and start > 0 and text[start - 1] in WORD_CHARS:
                 continue
-            # list(): a writer on another thread may add owners while we read.
-            for doc_id, is_title in list(terms.get(term, {}).items()):
-                entry = self._docs.get(doc_id)
-                if entry is None:
-                    continue
-                m = found.get(doc_id) or found.setdefault(doc_id, L0Match(entry))
+            if check_end and end < last and text[end + 1] in WORD_CHARS:
+                continue
+            for entry, is_title in entries:
+                acc = found.get(entry.doc_id)
+                if acc is None:
+                    acc = found[entry.doc_id] = [entry, [], False, 0]
                 if is_title:
-                    m.title_hit = True
-                elif term not in m.keywords:
-                    m.keywords.append(term)
-                m.longest = max(m.longest, len(term))
-        ranked = sorted(found.values(), key=lambda m: (-m.score, -m.longest, m.entry.title))
-        return ranked[:limit] if limit else ranked
+                    acc[2] = True
+                elif term not in acc[1]:
+                    acc[1].append(term)
+                if n > acc[3]:
+                    acc[3] = n
+        accs = list(found.values())
+        if len(accs) > 1:  # rank on the raw lists: cheaper than via L0Match.score
+            accs.sort(key=lambda a: (-len(a[1]) - a[2], -a[3], a[0].title))
+        if limit:
+            accs = accs[:limit]
+        ranked = [L0Match(e, kws, title, longest) for e, kws, title, longest in accs]
+        return ranked
 
 
 def naive_search(entries: Iterable[L0Entry], query: str) -> list[str]:

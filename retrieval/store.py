@@ -37,6 +37,7 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -84,6 +85,14 @@ class SearchResult:
     hits: list[FusedHit]
     dense: list[RouteHit]
     bm25: list[RouteHit]
+
+
+RETRY_S = 5.0
+CONNECT_TIMEOUT_S = 5.0
+
+
+class StoreUnavailable(ConnectionError):
+    """The vector store cannot be reached; the message says where."""
 
 
 def _escape(value: str) -> str:
@@ -155,13 +164,52 @@ class ChunkStore:
         connection: dict[str, Any] = {"uri": uri}
         if token:
             connection["token"] = token
+        if not self.local:
+            connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
             threading.Thread(target=_warm_jieba, name="jieba-warm-up", daemon=True).start()
         self._prepared = _PreparedEmbeddings(embeddings)
-        self.vectorstore = Milvus(
+        self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
+        self._vectorstore: Milvus | None = None
+        self._connect_lock = threading.Lock()
+        self._last_failure = 0.0
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="milvus-route")
+        self._write_lock = threading.RLock()
+        self._bulk_depth = 0
+        self._unflushed = 0  # rows inserted or deleted since the last flush
+        self._unmerged = False  # flushed inside a bulk write, segments not merged yet
+        self._dim: int | None = None
+
+    @property
+    def vectorstore(self) -> Milvus:
+        """Connect on first use, not at start-up: a Milvus that is down must not stop the server.
+
+        While it stays unreachable, each use raises :class:`StoreUnavailable` (re-trying at most
+        every ``RETRY_S`` seconds), which callers turn into an L0-only lookup or a FAILED import.
+        """
+        if self._vectorstore is not None:
+            return self._vectorstore
+        with self._connect_lock:
+            if self._vectorstore is None:
+                wait = self._last_failure + RETRY_S - time.monotonic()
+                if wait > 0:
+                    raise StoreUnavailable(
+                        f"Milvus at {self.uri} is unreachable (next retry in {wait:.0f}s)"
+                    )
+                try:
+                    self._vectorstore = self._connect()
+                except Exception as exc:
+                    self._last_failure = time.monotonic()
+                    raise StoreUnavailable(
+                        f"Milvus at {self.uri} is unreachable: {type(exc).__name__}: {exc}"
+                    ) from exc
+        return self._vectorstore
+
+    def _connect(self) -> Milvus:
+        vectorstore = Milvus(
             embedding_function=self._prepared,
-            collection_name=collection,
-            connection_args=connection,
+            collection_name=self.collection,
+            connection_args=self._connection,
             builtin_function=BM25BuiltInFunction(
                 input_field_names=TEXT,
                 output_field_names=SPARSE,
@@ -171,7 +219,7 @@ class ChunkStore:
             vector_field=[DENSE, SPARSE],
             # Milvus Lite needs these spelled out for the BM25 field (it has no AUTOINDEX for it).
             index_params=[
-                dense_params,
+                self._dense_params,
                 {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": {}},
             ],
             search_params=[
@@ -183,19 +231,14 @@ class ChunkStore:
             auto_id=False,
             metadata_schema=METADATA_SCHEMA,
             consistency_level="Strong",
-            timeout=timeout,
+            timeout=self._timeout,
         )
         if self.local:
             # pymilvus sleeps 0.5 s before its first index-state poll; Milvus Lite's index is built
             # by the time create_index returns, so the poll (and the sleep) is skipped.
-            client = self.vectorstore.client
+            client = vectorstore.client
             client.create_index = functools.partial(client.create_index, sync=False)
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="milvus-route")
-        self._write_lock = threading.RLock()
-        self._bulk_depth = 0
-        self._unflushed = 0  # rows inserted or deleted since the last flush
-        self._unmerged = False  # flushed inside a bulk write, segments not merged yet
-        self._dim: int | None = None
+        return vectorstore
 
     @property
     def client(self) -> MilvusClient:
@@ -448,7 +491,9 @@ class ChunkStore:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        if self._vectorstore is None:
+            return
         try:
-            self.client.close()
+            self._vectorstore.client.close()
         except Exception:  # closing is best effort at shutdown
             log.debug("milvus client close failed", exc_info=True)

@@ -84,10 +84,11 @@ async def list_documents(
 async def get_document(services: ServicesDep, doc_id: str) -> Any:
     """Metadata, status, error and the indexed chunks with their breadcrumbs."""
     row = await _document(services, doc_id)
+    unavailable = None
     try:
         rows = await asyncio.to_thread(services.kb.store.chunks_of, doc_id)
     except Exception as exc:  # the vector store being down must not hide the document
-        raise ApiError(503, "vector_store_unavailable", f"chunks are unavailable: {exc}") from None
+        rows, unavailable = [], f"chunks are unavailable: {exc}"
     chunks = [
         Chunk(
             index=r["chunk_index"], breadcrumb=r.get("breadcrumb", ""), text=str(r.get("text", ""))
@@ -96,6 +97,7 @@ async def get_document(services: ServicesDep, doc_id: str) -> Any:
     ]
     detail = DocumentDetail.model_validate(row)
     detail.chunks = chunks
+    detail.chunks_unavailable = unavailable
     return detail
 
 
