@@ -7,6 +7,7 @@ real fault is a 500, logged with the session id when there is one.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -32,6 +33,13 @@ HTTP_CODES = {
     429: "too_many_requests",
     503: "service_unavailable",
 }
+
+
+def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the error codes an endpoint can return (the shared error body)."""
+    from api.schemas import ErrorBody
+
+    return {code: {"model": ErrorBody} for code in codes}
 
 
 class ApiError(Exception):

@@ -158,6 +158,21 @@ class Page:
     offset: int
 
 
+async def _page(
+    session: AsyncSession,
+    model: type[SQLModel],
+    conds: list[Any],
+    order: list[Any],
+    limit: int,
+    offset: int,
+) -> Page:
+    count = select(sa.func.count()).select_from(model).where(*conds)
+    total = (await session.execute(count)).scalar_one()
+    stmt = select(model).where(*conds).order_by(*order).limit(limit).offset(offset)
+    items = list((await session.execute(stmt)).scalars())
+    return Page(items=items, total=int(total), limit=limit, offset=offset)
+
+
 async def list_sessions(
     session: AsyncSession,
     *,
@@ -174,18 +189,8 @@ async def list_sessions(
         conds.append(DiagnosisSession.agent_flow == flow)
     if thread_id:
         conds.append(DiagnosisSession.thread_id == thread_id)
-    total = (
-        await session.execute(select(sa.func.count()).select_from(DiagnosisSession).where(*conds))
-    ).scalar_one()
-    stmt = (
-        select(DiagnosisSession)
-        .where(*conds)
-        .order_by(col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    items = list((await session.execute(stmt)).scalars())
-    return Page(items=items, total=int(total), limit=limit, offset=offset)
+    order = [col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc()]
+    return await _page(session, DiagnosisSession, conds, order, limit, offset)
 
 
 # --- agent_step / tool_invocation --------------------------------------------------------------
@@ -291,22 +296,8 @@ async def list_documents(
                 sa.func.lower(ApiDocument.file_path).like(like),
             )
         )
-    total = (
-        await session.execute(select(sa.func.count()).select_from(ApiDocument).where(*conds))
-    ).scalar_one()
-    stmt = (
-        select(ApiDocument)
-        .where(*conds)
-        .order_by(col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    return Page(
-        items=list((await session.execute(stmt)).scalars()),
-        total=int(total),
-        limit=limit,
-        offset=offset,
-    )
+    order = [col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc()]
+    return await _page(session, ApiDocument, conds, order, limit, offset)
 
 
 async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:

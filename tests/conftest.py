@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,9 @@ async def _drop_mysql_db(server_url: str, url: str) -> None:
     await admin.dispose()
 
 
-@pytest.fixture
-async def mysql_url() -> AsyncIterator[str]:
-    """A fresh, empty MariaDB/MySQL database for one test, dropped afterwards."""
+@asynccontextmanager
+async def fresh_mysql_db() -> AsyncIterator[str]:
+    """A new, empty MariaDB/MySQL database, dropped afterwards; skips the test when none is set up."""
     server = mysql_server_url()
     if not server:
         pytest.skip(MYSQL_SKIP)
@@ -60,6 +61,12 @@ async def mysql_url() -> AsyncIterator[str]:
         yield url
     finally:
         await _drop_mysql_db(server, url)
+
+
+@pytest.fixture
+async def mysql_url() -> AsyncIterator[str]:
+    async with fresh_mysql_db() as url:
+        yield url
 
 
 @pytest.fixture
@@ -73,14 +80,8 @@ async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
         return
-    server = mysql_server_url()
-    if not server:
-        pytest.skip(MYSQL_SKIP)
-    url = await _create_mysql_db(server)
-    try:
+    async with fresh_mysql_db() as url:
         yield url
-    finally:
-        await _drop_mysql_db(server, url)
 
 
 @pytest.fixture
@@ -199,3 +200,12 @@ def sse_events(text: str) -> list[tuple[str, dict]]:
         if data:
             out.append((event, json.loads("\n".join(data))))
     return out
+
+
+def all_keys(obj: object) -> set[str]:
+    """Every dict key anywhere in a JSON-like value (to prove no score field reaches the model)."""
+    if isinstance(obj, dict):
+        return set(obj) | {k for v in obj.values() for k in all_keys(v)}
+    if isinstance(obj, list):
+        return {k for v in obj for k in all_keys(v)}
+    return set()

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from graph.context import Context
 from graph.state import new_run_input
-from tests.conftest import ModelInputs
+from tests.conftest import ModelInputs, all_keys
 
 SCORE_KEYS = {
     "score",
@@ -49,14 +49,6 @@ def lookups(state) -> list[dict]:
         for m in state["scratch"]
         if isinstance(m, ToolMessage) and m.name == "lookup_knowledge"
     ]
-
-
-def _keys(obj) -> set[str]:  # noqa: ANN001
-    if isinstance(obj, dict):
-        return set(obj) | {k for v in obj.values() for k in _keys(v)}
-    if isinstance(obj, list):
-        return {k for v in obj for k in _keys(v)}
-    return set()
 
 
 async def test_simple_question_answers_from_the_payment_runbook(services) -> None:
@@ -113,7 +105,7 @@ async def test_fs4_every_lookup_carries_level_hint_and_domains(services) -> None
     for payload in lookups(out):
         assert payload["relevanceLevel"] and payload["completenessHint"]
         assert payload["retrievedDomainsThisSession"] is not None
-        assert not (_keys(payload) & SCORE_KEYS)
+        assert not (all_keys(payload) & SCORE_KEYS)
     artifacts = [
         m.artifact
         for m in out["scratch"]

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.lookup import DedupReason
 from retrieval.memory import SessionMemory
-from tests.conftest import build_kb, kb_settings
+from tests.conftest import all_keys, build_kb, kb_settings
 
 SCORE_FIELDS = {"score", "distance", "similarity", "rrf", "bm25", "dense_distance", "l1_scores"}
 
@@ -24,14 +24,6 @@ async def kb(tmp_path_factory: pytest.TempPathFactory, embeddings):
     await knowledge.db.dispose()
 
 
-def _keys(obj: object) -> set[str]:
-    if isinstance(obj, dict):
-        return set(obj) | {k for v in obj.values() for k in _keys(v)}
-    if isinstance(obj, list):
-        return {k for v in obj for k in _keys(v)}
-    return set()
-
-
 async def test_err_timeout_is_precise_from_l0_with_l1_skipped(kb) -> None:
     out = kb.lookup("ERR_TIMEOUT")
     p = out.payload
@@ -44,7 +36,7 @@ async def test_err_timeout_is_precise_from_l0_with_l1_skipped(kb) -> None:
     assert p["retrievedDomainsThisSession"] == ["api"]
     assert out.artifact["layer"] == "L0" and out.artifact["l1_scores"] == []
     assert "embed" not in out.artifact["timings_ms"]  # L1 really skipped
-    assert not (_keys(p) & SCORE_FIELDS)  # the model never sees scores
+    assert not (all_keys(p) & SCORE_FIELDS)  # the model never sees scores
 
 
 async def test_chinese_query_finds_the_pool_runbook_through_bm25(kb) -> None:

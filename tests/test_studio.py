@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.conftest import ROOT
+from tests.processes import stop_process
 
 PORT = 2025  # 2024 is taken on these machines
 
@@ -72,13 +72,7 @@ def studio(tmp_path: Path):
         _wait_ok(proc, log)
         yield f"http://127.0.0.1:{PORT}"
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # stop it by its PID (its whole process group)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_process(proc)  # by its PID (its whole process group)
 
 
 async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:

@@ -11,12 +11,11 @@ from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
 from api.deps import JsonWriter, RunnerDep, ServicesDep
-from api.errors import ApiError
+from api.errors import ApiError, responses
 from api.schemas import (
     AiOpsRequest,
     ChatRequest,
     ChatResponse,
-    ErrorBody,
     FeedbackRequest,
     FeedbackResponse,
 )
@@ -24,9 +23,7 @@ from graph.aiops import AIOPS_TASK
 from persistence.feedback import submit_feedback
 
 router = APIRouter(prefix="/api", tags=["chat"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 415, 422, 503)
-}
+ERRORS = responses(400, 401, 404, 415, 422, 503)
 
 
 def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:

@@ -9,12 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Query, UploadFile
 
 from api.deps import ServicesDep, Writer
-from api.errors import ApiError
+from api.errors import ApiError, responses
 from api.schemas import (
     Chunk,
     DocumentDetail,
     DocumentPage,
-    ErrorBody,
     FileResultOut,
     UploadResponse,
 )
@@ -22,9 +21,7 @@ from persistence import repository as repo
 from persistence.models import DocumentStatus
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 415, 422, 503)
-}
+ERRORS = responses(400, 401, 404, 409, 413, 415, 422, 503)
 StatusFilter = Annotated[
     DocumentStatus | None, Query(description="PENDING, PROCESSING, INDEXED or FAILED")
 ]

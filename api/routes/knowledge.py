@@ -12,14 +12,12 @@ from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse
 
 from api.deps import JsonReader, ServicesDep, Writer
-from api.errors import ApiError
+from api.errors import ApiError, responses
 from api.jobs import JobRegistry
-from api.schemas import DomainOut, ErrorBody, JobOut, LookupRequest, camelize
+from api.schemas import DomainOut, JobOut, LookupRequest, camelize
 
 router = APIRouter(prefix="/api", tags=["knowledge"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 404, 409, 415, 422, 503)
-}
+ERRORS = responses(401, 404, 409, 415, 422, 503)
 
 
 def _jobs(request: Request) -> JobRegistry:

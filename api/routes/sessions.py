@@ -7,10 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from api.deps import JsonWriter, RunnerDep, ServicesDep, Writer
-from api.errors import ApiError
+from api.errors import ApiError, responses
 from api.schemas import (
     Checkpoint,
-    ErrorBody,
     ReplayRequest,
     SessionDetail,
     SessionPage,
@@ -22,9 +21,7 @@ from graph.replay import Replayer
 from persistence import repository as repo
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 415, 422, 503)
-}
+ERRORS = responses(400, 401, 404, 415, 422, 503)
 
 
 def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
