@@ -22,6 +22,7 @@ from persistence.models import (
     ApiDocument,
     CaseLibrary,
     DiagnosisSession,
+    DocumentStatus,
     KnowledgeState,
     SessionStatus,
     ToolInvocation,
@@ -298,6 +299,31 @@ async def list_documents(
         )
     order = [col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc()]
     return await _page(session, ApiDocument, conds, order, limit, offset)
+
+
+async def document_stats(session: AsyncSession) -> dict[str, Any]:
+    by_status = dict(
+        (
+            await session.execute(
+                select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status)
+            )
+        ).all()
+    )
+    by_category = dict(
+        (
+            await session.execute(
+                select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category)
+            )
+        ).all()
+    )
+    last = (await session.execute(select(sa.func.max(col(ApiDocument.indexed_at))))).scalar_one()
+    return {
+        "documents": sum(by_status.values()),
+        "by_status": {st.value: int(by_status.get(st.value, 0)) for st in DocumentStatus},
+        "by_category": {k: int(v) for k, v in sorted(by_category.items())},
+        "knowledge_version": await knowledge_version(session),
+        "last_indexed_at": last.isoformat() if last else None,
+    }
 
 
 async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:

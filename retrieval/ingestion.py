@@ -13,97 +13,43 @@ import asyncio
 import hashlib
 import inspect
 import logging
-import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import col, select
+from sqlmodel import select
 
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
 from retrieval.chunking import Chunk, chunk_document
-from retrieval.documents import CATEGORY_RE, DocumentError, ParsedDocument, parse_document
+from retrieval.documents import DocumentError, ParsedDocument, parse_document
 from retrieval.errors import (
     DocumentExists,
     DocumentNotFound,
-    FileTooLarge,
     ImportInProgress,
     InvalidUpload,
-    UnsupportedFileType,
 )
 from retrieval.store import ChunkStore
+from retrieval.uploads import (
+    ALLOWED_SUFFIXES,
+    FileResult,
+    ImportReport,
+    atomic_write,
+    check_upload,
+    inside,
+)
 
 log = logging.getLogger(__name__)
 
-ALLOWED_SUFFIXES = (".md", ".markdown", ".txt")
 PREPARE_FILES = 8  # init() embeds the chunks of this many files in one batch
 Progress = Callable[[dict[str, Any]], Any]
 Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
 ChangeHook = Callable[[set[str]], Awaitable[None]]
-
-
-@dataclass
-class FileResult:
-    file_path: str
-    status: str  # INDEXED | FAILED | SKIPPED | REMOVED
-    doc_id: str | None = None
-    chunks: int = 0
-    error: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    derived: list[str] = field(default_factory=list)
-    duration_ms: float = 0.0
-
-
-@dataclass
-class ImportReport:
-    results: list[FileResult] = field(default_factory=list)
-    duration_ms: float = 0.0
-
-    def count(self, status: str) -> int:
-        return sum(1 for r in self.results if r.status == status)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "total": len(self.results),
-            "indexed": self.count("INDEXED"),
-            "failed": self.count("FAILED"),
-            "skipped": self.count("SKIPPED"),
-            "removed": self.count("REMOVED"),
-            "duration_ms": round(self.duration_ms, 1),
-            "files": [asdict(r) for r in self.results],
-        }
-
-
-def sanitize_filename(name: str) -> str:
-    """Keep only the base name and safe characters; refuse what would escape the folder."""
-    base = PurePosixPath(name.replace("\\", "/")).name.strip()
-    base = re.sub(r"[^\w.\-\u4e00-\u9fff]+", "-", base).strip("-")
-    if not base or base.startswith(".") or base in {".", ".."}:
-        raise InvalidUpload(f"file name {name!r} is not usable; send a name like runbook.md")
-    if not base.lower().endswith(ALLOWED_SUFFIXES):
-        raise UnsupportedFileType(
-            f"{name!r}: only {', '.join(ALLOWED_SUFFIXES)} files can be imported"
-        )
-    return base[:200]
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path.resolve().is_relative_to(folder.resolve())
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write beside the target, then rename: a reader never sees half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
 
 
 async def _emit(progress: Progress | None, event: dict[str, Any]) -> None:
@@ -438,24 +384,14 @@ class IngestionService:
 
     def check_upload(self, filename: str, category: str, size: int | None) -> tuple[str, str]:
         """Validate before anything is written; returns (relative path, category)."""
-        category = (category or "").strip().lower()
-        if not CATEGORY_RE.match(category):
-            raise InvalidUpload(
-                f"category {category!r} is not valid: use lowercase letters, digits, '-' or '_' (e.g. infrastructure)"
-            )
-        name = sanitize_filename(filename)
-        if size is not None and size > self.max_upload_bytes:
-            raise FileTooLarge(
-                f"{filename!r} is {size} bytes; the limit is {self.max_upload_bytes} bytes (MAX_UPLOAD_MB)"
-            )
-        return f"{category}/{name}", category
+        return check_upload(filename, category, size, self.max_upload_bytes)
 
     async def upload(
         self, filename: str, data: bytes, category: str, *, replace: bool = False
     ) -> FileResult:
         rel, _ = self.check_upload(filename, category, len(data))
         target = self.kb_dir / rel
-        if not await asyncio.to_thread(_inside, target, self.kb_dir):
+        if not await asyncio.to_thread(inside, target, self.kb_dir):
             raise InvalidUpload(f"{filename!r} would be stored outside the knowledge base")
         async with self._write_lock:
             async with self.db.session() as s:
@@ -464,7 +400,7 @@ class IngestionService:
                 raise DocumentExists(
                     f"{rel} already exists; delete it first or upload with replace=true"
                 )
-            await asyncio.to_thread(_atomic_write, target, data)
+            await asyncio.to_thread(atomic_write, target, data)
             await self._mark_pending([rel], {rel: existing} if existing else {})
             result, category_touched = await self._import(
                 rel, data, hashlib.sha256(data).hexdigest()
@@ -472,12 +408,16 @@ class IngestionService:
             await self._changed({category_touched} if category_touched else set())
             return result
 
+    async def _existing(self, doc_id: str) -> ApiDocument:
+        async with self.db.session() as s:
+            row = await repo.get_document(s, doc_id)
+        if row is None:
+            raise DocumentNotFound(f"document {doc_id} does not exist")
+        return row
+
     async def reindex(self, doc_id: str) -> FileResult:
         async with self._write_lock:
-            async with self.db.session() as s:
-                row = await repo.get_document(s, doc_id)
-            if row is None:
-                raise DocumentNotFound(f"document {doc_id} does not exist")
+            row = await self._existing(doc_id)
             path = self.kb_dir / row.file_path
             if not await asyncio.to_thread(path.is_file):
                 raise DocumentNotFound(f"{row.file_path} is no longer in the knowledge-base folder")
@@ -491,45 +431,21 @@ class IngestionService:
     async def delete(self, doc_id: str) -> ApiDocument:
         """Remove the row, its vectors, its L0 entries and its file, together."""
         async with self._write_lock:
-            async with self.db.session() as s:
-                row = await repo.get_document(s, doc_id)
-            if row is None:
-                raise DocumentNotFound(f"document {doc_id} does not exist")
+            row = await self._existing(doc_id)
             await self._forget(row)
             path = self.kb_dir / row.file_path
-            if await asyncio.to_thread(_inside, path, self.kb_dir):
+            if await asyncio.to_thread(inside, path, self.kb_dir):
                 await asyncio.to_thread(path.unlink, missing_ok=True)
             await self._changed({row.category})
             return row
 
     async def stats(self) -> dict[str, Any]:
+        """Documents per status and category, vectors, knowledge version, last import."""
         async with self.db.session() as s:
-            by_status = dict(
-                (
-                    await s.execute(
-                        select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status)
-                    )
-                ).all()
-            )
-            by_category = dict(
-                (
-                    await s.execute(
-                        select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category)
-                    )
-                ).all()
-            )
-            last = (await s.execute(select(sa.func.max(col(ApiDocument.indexed_at))))).scalar_one()
-            version = await repo.knowledge_version(s)
+            out = await repo.document_stats(s)
         try:
-            vectors: int | None = await asyncio.to_thread(self.store.count)
-        except Exception:
-            vectors = None
-        return {
-            "documents": sum(by_status.values()),
-            "by_status": {s.value: int(by_status.get(s.value, 0)) for s in DocumentStatus},
-            "by_category": {k: int(v) for k, v in sorted(by_category.items())},
-            "vectors": vectors,
-            "knowledge_version": version,
-            "last_indexed_at": last.isoformat() if last else None,
-            "importing": self.busy,
-        }
+            out["vectors"] = await asyncio.to_thread(self.store.count)
+        except Exception:  # the vector store being down must not hide the rest
+            out["vectors"] = None
+        out["importing"] = self.busy
+        return out

@@ -51,6 +51,7 @@ from pymilvus import DataType, MilvusClient
 
 from retrieval.chunking import Chunk
 from retrieval.fusion import FusedHit, RouteHit, rrf
+from retrieval.milvus_lite import merge_segments, warm_jieba
 
 log = logging.getLogger(__name__)
 
@@ -102,17 +103,6 @@ def _escape(value: str) -> str:
 def is_milvus_lite(uri: str) -> bool:
     """pymilvus runs Milvus Lite in this process for a local ``*.db`` path."""
     return uri.endswith(".db") and "://" not in uri
-
-
-def _warm_jieba() -> None:
-    """Load jieba's dictionary (≈0.6 s) off the request path; Milvus Lite's analyzer uses it."""
-    try:
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-    except Exception:  # an optional warm-up; the analyzer loads it on first use anyway
-        log.debug("jieba warm-up failed", exc_info=True)
 
 
 class _PreparedEmbeddings(Embeddings):
@@ -167,7 +157,7 @@ class ChunkStore:
         if not self.local:
             connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
-            threading.Thread(target=_warm_jieba, name="jieba-warm-up", daemon=True).start()
+            threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
         self._prepared = _PreparedEmbeddings(embeddings)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
         self._vectorstore: Milvus | None = None
@@ -360,50 +350,9 @@ class ChunkStore:
                 log.debug("index warm-up after flush failed", exc_info=True)
 
     def _merge_segments(self) -> bool:
-        """Milvus Lite in this process: compact every data file of the collection into one.
-
-        Milvus Lite 3.2 compacts only by size tiers and has no manual compaction (its
-        ``ManualCompaction`` RPC is a no-op), so this drives the engine's own compaction routine
-        under the engine's maintenance lock. Best effort: on any mismatch with the engine's
-        internals it logs and leaves the segments as they are (searches stay correct, BM25 then
-        uses per-segment statistics).
-        """
         if not self.local or not self.merge_segments:
             return False
-        try:
-            import os
-
-            from milvus_lite.server_manager import server_manager_instance
-
-            entry = server_manager_instance._servers.get(os.path.abspath(self.uri))
-            if entry is None:
-                return False
-            col = entry[1].get_collection(self.collection)
-            col._wait_for_bg()  # let a running background compaction finish first
-            merged = False
-            with col._maintenance_lock:
-                for partition in col._manifest.list_partitions():
-                    files = list(col._manifest.get_data_files(partition))
-                    if len(files) < 2:
-                        continue
-                    folder = os.path.join(col._data_dir, "partitions", partition)
-                    col._compaction_mgr._compact_files(
-                        partition, folder, files, col._manifest, col._delta_index
-                    )
-                    merged = True
-                if merged:
-                    col._compaction_mgr._gc_tombstones(col._manifest, col._delta_index)
-                    col._refresh_segment_cache()
-                    col._cleanup_orphan_index_files()
-            if merged:
-                col._ensure_loaded_segments_indexed()  # dense ANN index, when one is configured
-            return merged
-        except Exception:
-            log.warning(
-                "could not merge Milvus Lite segments; BM25 keeps per-segment statistics",
-                exc_info=True,
-            )
-            return False
+        return merge_segments(self.uri, self.collection)
 
     def _dimension(self) -> int:
         if self._dim is None:

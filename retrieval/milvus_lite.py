@@ -1,0 +1,62 @@
+"""Milvus Lite specifics that the public pymilvus API does not offer. Best effort by design."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+log = logging.getLogger(__name__)
+
+
+def merge_segments(uri: str, collection: str) -> bool:
+    """Milvus Lite in this process: compact every data file of the collection into one.
+
+    Milvus Lite 3.2 compacts only by size tiers and has no manual compaction (its
+    ``ManualCompaction`` RPC is a no-op), so this drives the engine's own compaction routine
+    under the engine's maintenance lock. Best effort: on any mismatch with the engine's
+    internals it logs and leaves the segments as they are (searches stay correct, BM25 then
+    uses per-segment statistics).
+    """
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+
+        entry = server_manager_instance._servers.get(os.path.abspath(uri))
+        if entry is None:
+            return False
+        col = entry[1].get_collection(collection)
+        col._wait_for_bg()  # let a running background compaction finish first
+        merged = False
+        with col._maintenance_lock:
+            for partition in col._manifest.list_partitions():
+                files = list(col._manifest.get_data_files(partition))
+                if len(files) < 2:
+                    continue
+                folder = os.path.join(col._data_dir, "partitions", partition)
+                col._compaction_mgr._compact_files(
+                    partition, folder, files, col._manifest, col._delta_index
+                )
+                merged = True
+            if merged:
+                col._compaction_mgr._gc_tombstones(col._manifest, col._delta_index)
+                col._refresh_segment_cache()
+                col._cleanup_orphan_index_files()
+        if merged:
+            col._ensure_loaded_segments_indexed()  # dense ANN index, when one is configured
+        return merged
+    except Exception:
+        log.warning(
+            "could not merge Milvus Lite segments; BM25 keeps per-segment statistics",
+            exc_info=True,
+        )
+        return False
+
+
+def warm_jieba() -> None:
+    """Load jieba's dictionary (≈0.6 s) off the request path; Milvus Lite's analyzer uses it."""
+    try:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+    except Exception:  # an optional warm-up; the analyzer loads it on first use anyway
+        log.debug("jieba warm-up failed", exc_info=True)
