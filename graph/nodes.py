@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context
-from graph.evidence import after_last_human, alerts, collect
+from graph.evidence import alerts, collect
 from graph.offline.roles import compose, plan_aiops, supervise
 from graph.report import build_report
 from graph.routing import classify
@@ -282,4 +282,4 @@ class Agents:
         return {"answer": text, "messages": [AIMessage(content=text)]}
 
 
-__all__ = ["Agents", "Plan", "Route", "after_last_human"]
+__all__ = ["Agents", "Plan", "Route"]

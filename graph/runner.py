@@ -131,13 +131,14 @@ class Runner:
         thread_id = thread_id or uuid.uuid4().hex
         if session_id is None:
             session_id = await self.open_session(question, thread_id, flow, replay_of)
-        else:
+            recorder = RunRecorder(self.s.db, session_id)
+        else:  # a resumed run continues the numbering of the rows it already has
             async with self.s.db.session() as db:
                 await repo.update_session(
                     db, session_id, status=SessionStatus.RUNNING, error_message=None
                 )
+            recorder = await RunRecorder.for_session(self.s.db, session_id)
         yield {"type": "session", "sessionId": session_id, "threadId": thread_id, "flow": flow}
-        recorder = await RunRecorder.for_session(self.s.db, session_id)
         graph = graph or self._graph(flow)
         inp = new_run_input(question, session_id, flow) if graph_input == "new" else graph_input
         config = self.config(thread_id, session_id, [recorder], checkpoint_id)

@@ -161,6 +161,7 @@ class ChunkStore:
         self._prepared = _PreparedEmbeddings(embeddings)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
         self._vectorstore: Milvus | None = None
+        self._known_to_exist = False
         self._connect_lock = threading.Lock()
         self._last_failure = 0.0
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="milvus-route")
@@ -235,7 +236,15 @@ class ChunkStore:
         return self.vectorstore.client
 
     def exists(self) -> bool:
-        return self.client.has_collection(self.collection)
+        """A live check (``/healthz`` relies on it)."""
+        found = self.client.has_collection(self.collection)
+        self._known_to_exist = found
+        return found
+
+    def _ready(self) -> bool:
+        # The collection is created once and never dropped here, so a lookup need not ask Milvus
+        # again on every search once it has been seen.
+        return self._known_to_exist or self.exists()
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -415,7 +424,7 @@ class ChunkStore:
     ) -> SearchResult:
         """Both routes (concurrently against a server), fused by weighted RRF; every hit carries
         its dense distance."""
-        if not self.exists():
+        if not self._ready():
             return SearchResult([], [], [])
         active = {r for r, w in (weights or {DENSE_ROUTE: 1, BM25_ROUTE: 1}).items() if w > 0}
         if self.parallel_routes and len(active) == 2:

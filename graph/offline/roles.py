@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
-from graph.evidence import Evidence, after_last_human, alerts, all_sources, collect
+from graph.evidence import Evidence, after_last_human, all_sources, collect
 from graph.offline.text import json_block, select_lines, terms, unique, yaml_block
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
@@ -356,4 +356,4 @@ def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMes
     raise ValueError(f"offline model has no role {role!r}")
 
 
-__all__ = ["respond", "compose", "alerts"]
+__all__ = ["respond", "compose"]
