@@ -41,6 +41,10 @@ DETAIL_KEYS = (
     "route_weights",
     "l1_error",
     "layer",
+    "judge",
+    "confidence",
+    "readability",
+    "documents",
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import PurePosixPath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from retrieval.chunking import split_sections
 from retrieval.documents import section_titles
 from retrieval.l0_index import L0Entry, L0Index
 from retrieval.textmatch import bigrams, overlap
+from retrieval.textnorm import split_identifier
 
 SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
@@ -32,6 +34,13 @@ class DocInfo:
     covers: tuple[str, ...] = ()
     when_to_retrieve: str = ""
     compact: str = ""  # the compact summary a PRECISE lookup returns
+
+    @property
+    def name_text(self) -> str:
+        """What names the document: title, file name (identifiers spelled out), keywords, summary."""
+        stem = PurePosixPath(self.file_path).stem
+        words = " ".join(split_identifier(stem))
+        return " ".join([self.title, stem, words, *self.keywords, self.summary])
 
     def l0_entry(self) -> L0Entry:
         return L0Entry(self.doc_id, self.file_path, self.title, self.category, self.keywords)
