@@ -49,7 +49,8 @@ LEVELS = ("PRECISE", "HIGHLY_RELEVANT", "REFERENCE", "NONE")
 def corpus_dirs(lang: str, root: Path) -> list[Path]:
     if lang == "en":
         return [root / "corpus" / "en"]
-    return [c.ROOT / "knowledge_base", root / "corpus" / "zh"]
+    shipped = root / "knowledge_base"  # an eval root may bring its own copy
+    return [shipped if shipped.is_dir() else c.ROOT / "knowledge_base", root / "corpus" / "zh"]
 
 
 def load_queries(lang: str, root: Path) -> list[dict[str, Any]]:
@@ -104,8 +105,13 @@ async def build(lang: str, work: Path, args: argparse.Namespace, embeddings: Any
     return kb
 
 
-def ranking(outcome: Any) -> tuple[list[str], list[str], list[str]]:
-    """(shown, fused, bm25) document paths, best first."""
+def by_route(docs: list[dict[str, Any]], route: str) -> list[str]:
+    ranked = [d for d in docs if d["ranks"].get(route)]
+    return [d["source"] for d in sorted(ranked, key=lambda d: d["ranks"][route])]
+
+
+def ranking(outcome: Any) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(shown, fused, bm25, dense) document paths, best first."""
     p, a = outcome.payload, outcome.artifact
     shown: list[str] = []
     if p["found"]:
@@ -127,10 +133,11 @@ def ranking(outcome: Any) -> tuple[list[str], list[str], list[str]]:
         )
     else:
         fused = [d["source"] for d in docs]
-        bm25 = [d["source"] for d in sorted(docs, key=lambda d: d["ranks"].get("bm25") or 999) if d["ranks"].get("bm25")]
+        bm25 = by_route(docs, "bm25")
+    dense = by_route(docs or [], "dense")
     if a.get("layer") == "L0" and p["primary"]:
-        fused = bm25 = [p["primary"]["source"]] if not fused else fused
-    return shown, fused or shown, bm25
+        fused = bm25 = dense = [p["primary"]["source"]]
+    return shown, fused or shown, bm25, dense
 
 
 def rr(paths: list[str], expected: set[str]) -> float:
@@ -147,7 +154,7 @@ def evaluate(kb: Any, queries: list[dict[str, Any]], dump: Any, lang: str) -> di
     for q in queries:
         out = kb.lookup(q["query"], SessionMemory())
         expected = set(q.get("expected") or [])
-        shown, fused, bm25 = ranking(out)
+        shown, fused, bm25, dense = ranking(out)
         level = out.payload["relevanceLevel"]
         rows.append(
             {
@@ -159,6 +166,7 @@ def evaluate(kb: Any, queries: list[dict[str, Any]], dump: Any, lang: str) -> di
                 "shown": shown,
                 "fused": fused,
                 "bm25": bm25,
+                "dense": dense,
                 "expected": expected,
                 "layer": out.artifact.get("layer"),
                 "confidence": out.artifact.get("confidence"),
@@ -193,7 +201,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     neg = [r for r in rows if not r["answerable"]]
     n = max(len(ans), 1)
     out: dict[str, Any] = {"queries": len(rows), "answerable": len(ans), "negatives": len(neg)}
-    for key in ("shown", "fused", "bm25"):
+    for key in ("shown", "fused", "bm25", "dense"):
         out[key] = {
             "R@1": _r(sum(1 for r in ans if r[key][:1] and r[key][0] in r["expected"]) / n),
             "R@3": _r(sum(1 for r in ans if set(r[key][:3]) & r["expected"]) / n),
@@ -245,6 +253,9 @@ async def main() -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write judged evidence (JSONL)")
     parser.add_argument("--keep-misses", action="store_true", help="list misses in the output")
     parser.add_argument(
+        "--work", type=Path, default=None, help="keep the imported stores here and reuse them"
+    )
+    parser.add_argument(
         "--eval-root", type=Path, default=EVAL, help="folder with corpus/<lang>/ and queries_<lang>.yaml"
     )
     args = parser.parse_args()
@@ -256,7 +267,11 @@ async def main() -> None:
     result: dict[str, Any] = {"machine": c.machine(), "code": str(c.CODE_ROOT)}
     try:
         for lang in args.lang:
-            work = Path(tempfile.mkdtemp(prefix=f"eval-{lang}-"))
+            keep = args.work is not None
+            work = (args.work / lang) if keep else Path(tempfile.mkdtemp(prefix=f"eval-{lang}-"))
+            if keep and (work / "kb").exists():
+                shutil.rmtree(work / "kb")  # re-copied below; the stores are reused
+            work.mkdir(parents=True, exist_ok=True)
             try:
                 kb = await build(lang, work, args, embeddings)
                 t = time.perf_counter()
@@ -268,7 +283,8 @@ async def main() -> None:
                 await kb.close()
                 await kb.db.dispose()
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                if not keep:
+                    shutil.rmtree(work, ignore_errors=True)
     finally:
         if dump:
             dump.close()

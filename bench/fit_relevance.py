@@ -3,14 +3,14 @@
 Input: the evidence ``eval_retrieval.py --dump`` writes (every judged document of every query, with
 its label: does it answer the query). Steps:
 
-1. A logistic model of "this document answers the query" on the top three documents per query,
-   with five-fold cross-validation by query, so every query gets a prediction from a model that
-   never saw it (out-of-fold).
+1. A logistic model of "this document answers the query" on every judged document (the top eight
+   per query), with five-fold cross-validation by query, so every query gets predictions from a
+   model that never saw it (out-of-fold). The judge orders documents by this probability, so the
+   top document is the one with the highest probability.
 2. The map from probability to confidence is placed on those out-of-fold predictions of the top
    document: confidence 0.75 (FS-2's HIGHLY_RELEVANT) where the documents above it are right at
    least ``--high-precision`` of the time; confidence 0.5 (REFERENCE; below it found=false) where
-   dropping right answers and admitting unanswerable questions cost least, keeping REFERENCE right
-   at least ``--reference-precision`` of the time.
+   dropping right answers and admitting unanswerable questions cost least (see ``place_knots``).
 3. The final model is fitted on all of it; the reliability table is printed both out-of-fold (the
    honest estimate) and in-sample.
 
@@ -29,7 +29,7 @@ from typing import Any
 
 import _common as c
 
-TRAIN_RANKS = 3
+TRAIN_RANKS = 8
 FOLDS = 5
 
 
@@ -55,15 +55,17 @@ def fit(queries: dict, keys: list, l2: float):  # noqa: ANN201
 
 
 def out_of_fold(queries: dict, l2: float) -> list[dict[str, Any]]:
-    """The top document of every query with a probability from a model that did not see it."""
+    """Every query's top document, ranked (as the judge ranks them) and scored by a model that
+    did not see the query; ``fused_label`` says whether the fused ranking's first was right."""
     keys = sorted(queries)
     out = []
     for f in range(FOLDS):
         model = fit(queries, [k for k in keys if fold_of(k) != f], l2)
         for k in keys:
             if fold_of(k) == f and queries[k]:
-                top = queries[k][0]
-                out.append({**top, "p": model.probability(top["features"])})
+                scored = [{**r, "p": model.probability(r["features"])} for r in queries[k]]
+                top = max(scored, key=lambda r: r["p"])
+                out.append({**top, "fused_label": queries[k][0]["label"]})
     return out
 
 
@@ -71,10 +73,14 @@ def precision(rows: list[dict[str, Any]]) -> float:
     return sum(r["label"] for r in rows) / len(rows) if rows else 1.0
 
 
-def place_knots(
-    tops: list[dict[str, Any]], high: float, reference: float, min_high: int
-) -> tuple[float, float]:
-    """(p at confidence 0.5, p at confidence 0.75) from out-of-fold top-document predictions."""
+def place_knots(tops: list[dict[str, Any]], high: float, min_high: int) -> tuple[float, float]:
+    """(p at confidence 0.5, p at confidence 0.75) from out-of-fold top-document predictions.
+
+    0.75 sits at the lowest probability above which the top document is right at least ``high``
+    of the time. 0.5 (below it: found=false) sits where dropping a right answer (cost 5) and
+    admitting an unanswerable question (cost 2) cost least; a wrong top document for an
+    answerable question costs little (cost 0.25): its supplements usually hold the answer.
+    """
     ps = sorted({round(r["p"], 6) for r in tops})
     p_high = 1.0
     for p in ps:  # the lowest cut whose confident set keeps its promise
@@ -82,13 +88,10 @@ def place_knots(
         if len(above) >= min_high and precision(above) >= high:
             p_high = p
             break
-    best, p_found = None, ps[0] if ps else 0.5
+    best, p_found = None, 0.0
     for p in [0.0, *ps]:
         if p >= p_high:
             break
-        found = [r for r in tops if p <= r["p"] < p_high]
-        if found and precision(found) < reference:
-            continue
         dropped = sum(1 for r in tops if r["p"] < p and r["label"])
         admitted = sum(1 for r in tops if r["p"] >= p and not r["answerable"])
         wrong = sum(1 for r in tops if r["p"] >= p and r["answerable"] and not r["label"])
@@ -122,7 +125,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=c.ROOT / "retrieval" / "calibration.json")
     parser.add_argument("--l2", type=float, default=1.0, help="ridge penalty")
     parser.add_argument("--high-precision", type=float, default=0.97)
-    parser.add_argument("--reference-precision", type=float, default=0.82)
     parser.add_argument("--min-high", type=int, default=20)
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
@@ -131,7 +133,7 @@ def main() -> None:
         queries.update(load(path))
     queries = {k: v for k, v in queries.items() if v}
     tops = out_of_fold(queries, args.l2)
-    p_found, p_high = place_knots(tops, args.high_precision, args.reference_precision, args.min_high)
+    p_found, p_high = place_knots(tops, args.high_precision, args.min_high)
     cal = fit(queries, sorted(queries), args.l2)
     cal.knots = [(round(p_found, 6), 0.5), (round(p_high, 6), 0.75)]
     langs = sorted({k[0] for k in queries})
@@ -140,7 +142,7 @@ def main() -> None:
         "by_language": {lang: sum(1 for k in queries if k[0] == lang) for lang in langs},
         "rows": sum(min(len(v), TRAIN_RANKS) for v in queries.values()),
         "l2": args.l2,
-        "targets": {"high": args.high_precision, "reference": args.reference_precision},
+        "targets": {"high": args.high_precision},
         "source": "bench/eval (bench/fit_relevance.py)",
     }
     report = {

@@ -32,6 +32,9 @@ FEATURES = (
     "bm25_margin",  # (score − next document's best score) / score on BM25
     "coverage",  # share of the query's terms found in the document's title and chunks
     "name_coverage",  # share of the query's terms in what names the document (title, file, summary)
+    "idf_coverage",  # share of the query's term rarity (IDF) that the whole document contains
+    "idf_missing",  # the rarest query term the document lacks: its IDF / the largest possible IDF
+    "unknown_share",  # share of the query's terms no document in the knowledge base contains
     "dense_margin",  # (similarity − next document's best similarity) × readability
     "bm25_ratio",  # log(score / next document's best score) on BM25
     "agree",  # both routes put this document first (dense only where it reads the query)
@@ -50,6 +53,10 @@ def evidence(
     terms: Sequence[str],
     text_of: Callable[[DocHit], str],
     name_of: Callable[[DocHit], str] = lambda d: "",
+    terms_of: Callable[[DocHit], frozenset[str]] = lambda d: frozenset(),
+    idf: Callable[[str], float] = lambda t: 1.0,
+    max_idf: float = 1.0,
+    unknown: Callable[[str], bool] = lambda t: False,
     l0_paths: Sequence[str] = (),
     max_l2: float = 2.0,
 ) -> dict[str, float]:
@@ -71,6 +78,10 @@ def evidence(
     hits = sum(1 for t in terms if t in text)
     name = name_of(doc).casefold()
     name_hits = sum(1 for t in terms if t in name)
+    has = terms_of(doc)
+    weights = {t: idf(t) for t in terms}
+    total = sum(weights.values()) or 1.0
+    missing = [w for t, w in weights.items() if t not in has and t not in text]
     return {
         "dense_sim_read": sim * read,
         "dense_rank_inv": read / dense_rank if dense_rank else 0.0,
@@ -79,6 +90,9 @@ def evidence(
         "bm25_margin": (bm25 - bm25_next) / bm25 if bm25 > 0 else 0.0,
         "coverage": hits / len(terms) if terms else 0.0,
         "name_coverage": name_hits / len(terms) if terms else 0.0,
+        "idf_coverage": sum(w for t, w in weights.items() if t in has or t in text) / total,
+        "idf_missing": max(missing, default=0.0) / max(max_idf, 1e-9),
+        "unknown_share": sum(1 for t in terms if unknown(t)) / len(terms) if terms else 0.0,
         "dense_margin": (sim - sim_next) * read,
         "bm25_ratio": math.log((bm25 + 1.0) / (bm25_next + 1.0)),
         "agree": float(bm25_rank == 1 and (dense_rank == 1 or read < 0.5)),

@@ -35,6 +35,7 @@ from retrieval.errors import (
     InvalidUpload,
 )
 from retrieval.store import ChunkStore
+from retrieval.terms import document_terms
 from retrieval.uploads import (
     ALLOWED_SUFFIXES,
     FileResult,
@@ -300,8 +301,10 @@ class IngestionService:
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
             return result, old_category
+        named = " ".join([parsed.title, PurePosixPath(rel).stem, *parsed.keywords, parsed.body])
         meta = parsed.metadata() | {
-            "compact": compact_summary(parsed.title, parsed.summary, parsed.body)
+            "compact": compact_summary(parsed.title, parsed.summary, parsed.body),
+            "terms": await asyncio.to_thread(document_terms, named),  # jieba: off the loop
         }
         async with self.db.session() as s:
             await repo.update_document(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,18 @@ class Judged:
         }
 
 
+def _term_evidence(stats: Any) -> dict[str, Any]:
+    if stats is None:
+        return {}
+    n = len(stats)
+    return {
+        "terms_of": lambda h: (d.terms if (d := stats.by_path(h.path)) else frozenset()),
+        "idf": stats.idf,
+        "max_idf": math.log((n + 1) / 0.5),
+        "unknown": lambda t: stats.document_frequency(t) == 0,
+    }
+
+
 def _text(doc: DocHit, title: str) -> str:
     parts = [title, *(str(c.fields.get("text", "")) for c in doc.chunks)]
     return "\n".join(parts)
@@ -59,9 +72,12 @@ def judge_documents(
     l0_paths: Sequence[str],
     title_of: Callable[[str], str],
     name_of: Callable[[str], str] | None = None,
+    stats: Any = None,
 ) -> list[Judged]:
-    """The first ``JUDGED_DOCS`` documents, best first, each with its level. ``name_of`` gives
-    what names a document (title, file name, keywords, summary); ``title_of`` its title.
+    """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
+    re-orders them by its probability). ``name_of`` gives
+    what names a document (title, file name, keywords, summary); ``title_of`` its title;
+    ``stats`` the catalog (term rarity and each document's terms).
 
     A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
     REFERENCE — the keyword match is the evidence, as it was before L1 existed.
@@ -82,6 +98,7 @@ def judge_documents(
                 terms=terms,
                 text_of=lambda h: _text(h, title_of(h.path)),
                 name_of=lambda h: (name_of or title_of)(h.path),
+                **_term_evidence(stats),
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
             )
@@ -91,4 +108,8 @@ def judge_documents(
         if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
             j.level = RelevanceLevel.REFERENCE
         out.append(j)
+    if judge != "dense" and calibration is not None:
+        # The probability that a document answers the query weighs more evidence than either
+        # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
+        out.sort(key=lambda j: -(j.probability or 0.0))
     return out

@@ -46,6 +46,11 @@ class L0Match:
     keywords: list[str] = field(default_factory=list)
     title_hit: bool = False  # the title, a title part or the file stem
     longest: int = 0
+    names: list[str] = field(default_factory=list)  # the name terms (title, part, stem) matched
+
+    @property
+    def terms(self) -> list[str]:
+        return [*self.keywords, *self.names]
 
     @property
     def score(self) -> int:
@@ -164,7 +169,7 @@ class L0Index:
         if not text:
             return []
         last = len(query) - 1
-        found: dict[str, list] = {}  # doc_id → [entry, keywords, name_hit, longest]; cheap lists
+        found: dict[str, list] = {}  # doc_id → [entry, keywords, names, longest]; cheap lists
         for end, (term, entries, n, check_start, check_end) in auto.iter(text):
             # Letters or digits at a term's edges must not continue into the original query.
             start = where[end - n + 1]
@@ -176,19 +181,18 @@ class L0Index:
             for entry, is_name in entries:
                 acc = found.get(entry.doc_id)
                 if acc is None:
-                    acc = found[entry.doc_id] = [entry, [], False, 0]
-                if is_name:
-                    acc[2] = True
-                elif term not in acc[1]:
-                    acc[1].append(term)
+                    acc = found[entry.doc_id] = [entry, [], [], 0]
+                bucket = acc[2] if is_name else acc[1]
+                if term not in bucket:
+                    bucket.append(term)
                 if n > acc[3]:
                     acc[3] = n
         accs = list(found.values())
         if len(accs) > 1:  # rank on the raw lists: cheaper than via L0Match.score
-            accs.sort(key=lambda a: (-len(a[1]) - a[2], -a[3], a[0].title))
+            accs.sort(key=lambda a: (-len(a[1]) - bool(a[2]), -a[3], a[0].title))
         if limit:
             accs = accs[:limit]
-        return [L0Match(e, kws, name, longest) for e, kws, name, longest in accs]
+        return [L0Match(e, kws, bool(names), longest, names) for e, kws, names, longest in accs]
 
 
 def naive_search(entries: Iterable[L0Entry], query: str) -> list[str]:

@@ -249,15 +249,20 @@ class _Run:
         t = time.perf_counter()
         l0 = self.catalog.l0.search(self.query)
         self.timings["l0"] = round((time.perf_counter() - t) * 1000, 3)
-        l0_docs = [d for m in l0 if (d := self.catalog.get(m.entry.doc_id))]
-        self.art.update(l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs])
-
-        if len(l0_docs) == 1:
+        found = [(m, d) for m in l0 if (d := self.catalog.get(m.entry.doc_id))]
+        l0_docs = [d for _, d in found]
+        # PRECISE needs exactly one document named by its match. A topic word many documents
+        # share (a generic keyword such as "Redis") is no evidence for one of them: BM25 weighs it.
+        named = [d for m, d in found if any(self.catalog.is_specific(t) for t in m.terms)]
+        self.art.update(
+            l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
+        )
+        if len(named) == 1:
             self.art["layer"] = "L0"
-            return self._precise(l0_docs[0])
-        docs = self._l1([d.file_path for d in l0_docs])
-        self.art["layer"] = "L0+L1" if l0_docs else "L1"
-        return self._ranked(docs, l0_docs)
+            return self._precise(named[0])
+        docs = self._l1([d.file_path for d in named])
+        self.art["layer"] = "L0+L1" if named else "L1"
+        return self._ranked(docs, named)
 
     def _precise(self, doc: DocInfo) -> LookupOutcome:
         level = RelevanceLevel.PRECISE
@@ -284,13 +289,16 @@ class _Run:
             self.art["l1_error"] = "L1 store is not configured"
         else:
             expanded = expand_identifiers(self.query)
+            # BM25 reads the content words only: question words and particles would otherwise
+            # give a small score to every runbook that happens to contain "怎么" or "how".
+            keywords = " ".join(query_terms(expanded)) or expanded
             try:
                 t = time.perf_counter()
                 vector = store.embeddings.embed_query(expanded)
                 self.timings["embed"] = round((time.perf_counter() - t) * 1000, 2)
                 t = time.perf_counter()
                 result = store.search(
-                    expanded,
+                    keywords,
                     vector,
                     candidates=self.cfg.candidates,
                     dense=weights[DENSE_ROUTE] > 0,
@@ -323,6 +331,7 @@ class _Run:
             l0_paths=[d.file_path for d in l0_docs],
             title_of=lambda path: self.catalog.by_path(path).title,  # type: ignore[union-attr]
             name_of=lambda path: self.catalog.by_path(path).name_text,  # type: ignore[union-attr]
+            stats=self.catalog,
         )
         self.timings["judge"] = round((time.perf_counter() - t) * 1000, 3)
         new = [j for j in judged if not self.mem.is_doc_retrieved(j.doc.path)]

@@ -1,7 +1,8 @@
-"""The content terms of a query, as the BM25 analyzer (jieba) sees them, minus function words.
+"""Content terms as the BM25 analyzer (jieba) sees them, minus function words.
 
-Used by the relevance evidence ("how many of the query's terms does the document contain") and
-nowhere near the index itself, so changing the list never requires a re-index.
+Queries and documents go through the same function, so the relevance evidence can ask which of a
+question's terms a document contains and how rare each term is in the knowledge base (document
+frequencies kept by the catalog). The BM25 index itself does not use this list.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def _cut(text: str) -> list[str]:
                 jieba.setLogLevel(logging.WARNING)
                 _jieba = jieba
     return list(_jieba.cut(text))
+
+
+def document_terms(text: str) -> list[str]:
+    """A document's distinct content terms, sorted (stored with the document)."""
+    return sorted(set(query_terms(text)))
 
 
 def query_terms(text: str) -> list[str]:

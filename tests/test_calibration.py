@@ -71,9 +71,14 @@ def test_the_shipped_calibration_loads_and_separates_evidence() -> None:
     cal = Calibration.load()
     assert cal.features and cal.knots, "retrieval/calibration.json must be a fitted judge"
     assert cal.fitted_on.get("queries", 0) >= 200
+    # a document both routes put first by a wide margin, holding every term of the question...
     strong = {"dense_sim_read": 0.8, "dense_rank_inv": 1, "bm25_rank_inv": 1, "bm25_per_term": 5,
-              "bm25_margin": 0.6, "coverage": 1.0, "agree": 1, "rrf_margin": 0.5, "read": 1}
-    weak = {"dense_sim_read": 0.2, "bm25_per_term": 0.3, "coverage": 0.1, "read": 1}
+              "bm25_margin": 0.6, "coverage": 1.0, "name_coverage": 0.8, "idf_coverage": 1.0,
+              "dense_margin": 0.2, "bm25_ratio": 1.5, "agree": 1, "rrf_margin": 0.5, "read": 1}
+    # ...and one that neither route favours, holding few of its terms, the rarest missing
+    weak = {"dense_sim_read": 0.2, "dense_rank_inv": 0.25, "bm25_rank_inv": 0.25,
+            "bm25_per_term": 0.3, "bm25_margin": -0.5, "coverage": 0.1, "idf_coverage": 0.1,
+            "idf_missing": 0.9, "unknown_share": 0.5, "bm25_ratio": -1.0, "read": 1}
     assert cal.confidence(strong) >= 0.75 > 0.5 > cal.confidence(weak)
     assert not math.isnan(cal.confidence({}))
 
