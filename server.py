@@ -22,7 +22,6 @@ from api import errors
 from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
 from api.routes import chat, documents, knowledge, pages, sessions
-from graph.runner import Runner
 from services import Services
 from settings import Settings, SettingsError, get_settings
 
@@ -55,7 +54,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         owned = services is None
         svc = services or await Services.start(settings, progress=_progress)
         app.state.services = svc
-        app.state.runner = Runner(svc)
+        app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
         log.info(
             "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",

@@ -29,6 +29,7 @@ from pydantic_settings import (
 )
 
 DEFAULT_CONFIG_FILE = "config.yaml"
+SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
 
 class _Section(BaseModel):
@@ -121,6 +122,9 @@ class Settings(BaseSettings):
         Path("./knowledge_base"), description="Folder of Markdown runbooks."
     )
     data_dir: Path = Field(Path("./data"), description="Local state: SQLite, Milvus Lite, uploads.")
+    prompts_dir: Path = Field(
+        SHIPPED_PROMPTS_DIR, description="Folder of the prompt Markdown files (default: prompts/)."
+    )
     host: str = "127.0.0.1"
     port: int = Field(9900, ge=1, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -7,6 +7,7 @@ run must still end with an answer.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections import Counter
@@ -17,8 +18,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.context import Context
+from graph.graphs import compile_graphs
 from graph.offline.text import estimate_tokens
-from graph.state import new_run_input
+from graph.state import run_input
 
 VARIANTS = [
     "HikariCP",
@@ -86,11 +88,12 @@ class ScriptedFactory:
         return self.model
 
 
-async def test_twenty_variants_over_one_domain(services, monkeypatch, record_property) -> None:  # noqa: ANN001
+async def test_twenty_variants_over_one_domain(services, record_property) -> None:  # noqa: ANN001
     model = ScriptedModel(queries=VARIANTS, sent_tokens=[])
-    monkeypatch.setattr(services, "models", ScriptedFactory(model))
-    out = await services.graphs.chat.ainvoke(
-        new_run_input("连接池问题排查", uuid.uuid4().hex),
+    deps = dataclasses.replace(services.deps, models=ScriptedFactory(model))
+    graphs = compile_graphs(deps, services.checkpointer)
+    out = await graphs.chat.ainvoke(
+        run_input("连接池问题排查"),
         {"configurable": {"thread_id": uuid.uuid4().hex}},
         context=Context(max_executor_steps=25),
     )

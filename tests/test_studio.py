@@ -1,4 +1,5 @@
-"""`langgraph dev --port 2025` serves both graphs offline; a run through langgraph-sdk completes."""
+"""`langgraph dev --port 2025` serves both graphs offline with input forms; a run through
+langgraph-sdk completes."""
 
 from __future__ import annotations
 
@@ -83,17 +84,16 @@ async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
     out = await client.runs.wait(
         None,
         "chat",
-        input={
-            "messages": [{"role": "user", "content": question}],
-            "question": question,
-            "session_id": "studio-1",
-            "flow": "CHAT",
-        },
+        input={"question": question},  # what Studio's input form sends
     )
     assert "api/payment-errors.md" in out["answer"]
-    schema = await client.assistants.get_schemas(
-        next(a["assistant_id"] for a in assistants if a["graph_id"] == "chat")
-    )
+    by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
+    schema = await client.assistants.get_schemas(by_graph["chat"])
     assert (
         "lookup_budget" in schema["context_schema"]["properties"]
     )  # Studio shows the per-run knobs
+    # Studio renders the input schema as a form: a question for chat, an optional note for AI-Ops.
+    assert set(schema["input_schema"]["properties"]) == {"question"}
+    assert schema["input_schema"]["required"] == ["question"]
+    aiops = (await client.assistants.get_schemas(by_graph["aiops"]))["input_schema"]
+    assert set(aiops["properties"]) == {"note"} and not aiops.get("required")

@@ -17,7 +17,6 @@ from api.schemas import (
     SessionTraceOut,
     camelize,
 )
-from graph.replay import Replayer
 from persistence import repository as repo
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
@@ -67,7 +66,7 @@ async def get_session(services: ServicesDep, session_id: str) -> Any:
 @router.get("/{session_id}/checkpoints", response_model=list[Checkpoint], responses=ERRORS)
 async def checkpoints(services: ServicesDep, session_id: str) -> Any:
     try:
-        return await Replayer(services).checkpoints(session_id)
+        return await services.replayer().checkpoints(session_id)
     except LookupError as exc:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
@@ -92,7 +91,7 @@ async def replay(
     """``rerun``: replay with the recorded model outputs and report divergence; ``checkpoint``:
     continue from one of the session's checkpoints (time travel)."""
     body = body or ReplayRequest()
-    replayer = Replayer(services)
+    replayer = services.replayer()
     try:
         if body.mode == "checkpoint":
             if not body.checkpoint_id:
