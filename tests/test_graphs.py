@@ -11,7 +11,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from graph.context import Context
 from graph.state import new_run_input
-from tests.conftest import ModelInputs, all_keys
+from tests.support.payloads import all_keys
+from tests.support.spies import ModelInputs
 
 SCORE_KEYS = {
     "score",
