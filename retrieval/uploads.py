@@ -130,6 +130,6 @@ def check_upload(filename: str, category: str, size: int | None, max_bytes: int)
     name = sanitize_filename(filename)
     if size is not None and size > max_bytes:
         raise FileTooLarge(
-            f"{filename!r} is {size} bytes; the limit is {max_bytes} bytes (MAX_UPLOAD_MB)"
+            f"{filename[:100]!r} is {size} bytes; the limit is {max_bytes} bytes (MAX_UPLOAD_MB)"
         )
     return f"{category}/{name}", category

@@ -172,3 +172,17 @@ async def test_import_job_messages_are_words(client) -> None:  # noqa: ANN001
         == "ops/unreadable.md: a file could not be read or written (Input/output error)"
     )
     await wait_for_job(client)
+
+
+async def test_refusals_on_mariadb(tmp_path, embeddings, mysql_url: str) -> None:  # noqa: ANN001
+    async with isolated_client(tmp_path, embeddings, database_url=mysql_url) as c:
+        files, rows = kb_files(c.kb_dir), await document_rows(c.services)
+        assert_error(await upload(c, "empty.md", b""), 422, "invalid_document")
+        assert_error(await upload(c, "bomb.md", alias_bomb()), 422, "invalid_document")
+        assert_error(await upload(c, "n" * 246 + ".md", GOOD), 400, "invalid_upload")
+        assert kb_files(c.kb_dir) == files and await document_rows(c.services) == rows
+        ok = await upload(c, "disk-full.md", GOOD)
+        assert ok.status_code == 201 and ok.json()["result"]["status"] == "INDEXED"
+        stored = kb_files(c.kb_dir)
+        assert_error(await upload(c, "disk-full.md", b"---\ntitle: x\n", replace=True), 422)
+        assert kb_files(c.kb_dir) == stored
