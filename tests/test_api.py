@@ -316,7 +316,11 @@ async def test_api_key_guards_mutating_endpoints(keyed) -> None:  # noqa: ANN001
         401,
     )
     _err(await keyed.post("/api/knowledge/init"), 401)
-    assert (await keyed.get("/api/sessions")).status_code == 200  # reads stay open
+    # With a key, reads are guarded too (auth.protect-reads defaults on); pages and /healthz stay open.
+    _err(await keyed.get("/api/sessions"), 401, "api_key_required")
+    assert (await keyed.get("/api/sessions", headers={"X-API-Key": "s3cret"})).status_code == 200
+    assert (await keyed.get("/healthz")).status_code == 200
+    assert (await keyed.get("/documents")).status_code == 200
     ok = await keyed.post(
         "/api/chat", json={"question": "ERR_TIMEOUT"}, headers={"X-API-Key": "s3cret"}
     )

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import JsonWriter, RunnerDep, ServicesDep, Writer
+from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Checkpoint,
@@ -19,8 +19,8 @@ from api.schemas import (
 )
 from persistence import repository as repo
 
-router = APIRouter(prefix="/api/sessions", tags=["sessions"])
-ERRORS = responses(400, 401, 404, 415, 422, 503)
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
+ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
 
 
 def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
@@ -71,7 +71,7 @@ async def checkpoints(services: ServicesDep, session_id: str) -> Any:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
 
-@router.post("/{session_id}/resume", dependencies=Writer, responses=ERRORS)
+@router.post("/{session_id}/resume", responses=ERRORS)
 async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
     session, with its retrieval memory, and without writing any step twice."""
@@ -84,7 +84,7 @@ async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     return camelize(result.__dict__)
 
 
-@router.post("/{session_id}/replay", dependencies=JsonWriter, responses=ERRORS)
+@router.post("/{session_id}/replay", dependencies=JsonBody, responses=ERRORS)
 async def replay(
     services: ServicesDep, session_id: str, body: ReplayRequest | None = None
 ) -> dict[str, Any]:
