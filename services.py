@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
 
-from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from graph.deps import AgentDeps
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
-from graph.prompts import Prompts, load_prompts
+from graph.prompts import load_prompts
+from graph.replay import Replayer
+from graph.runner import Runner
+from graph.state import SCRATCH
 from persistence import repository as repo
 from persistence.checkpoint import open_checkpointer
 from persistence.db import Database
@@ -30,15 +33,20 @@ from tools import build_tools
 log = logging.getLogger(__name__)
 
 
+def _domains_named_in(kb: KnowledgeBase) -> Callable[[str], set[str]]:
+    def named(question: str) -> set[str]:
+        return {m.entry.category for m in kb.catalog.l0.search(question)}
+
+    return named
+
+
 @dataclass
 class Services:
     settings: Settings
     db: Database
-    prompts: Prompts
-    models: ModelFactory
     kb: KnowledgeBase
     domains: DomainService
-    tools: list[BaseTool]
+    deps: AgentDeps  # what the graph nodes use: models, prompts, tools, the knowledge map
     graphs: Graphs | None = None
     checkpointer: BaseCheckpointSaver | None = None
     _stack: AsyncExitStack = field(default_factory=AsyncExitStack, repr=False)
@@ -48,29 +56,30 @@ class Services:
         cls, settings: Settings, *, embeddings: SentenceTransformerEmbeddings | None = None
     ) -> Services:
         """Wire the parts without touching the network or the disk beyond opening the stores."""
-        prompts = load_prompts()  # a missing prompt file stops start-up here, naming the file
+        # A missing prompt file stops start-up here, naming the file.
+        prompts = load_prompts(settings.prompts_dir)
         db = Database(settings.database_url)
         models = ModelFactory(settings)
-        holder: dict[str, Any] = {}
-
-        async def enrich(doc):  # noqa: ANN001, ANN202 - forwards to the domain service built below
-            return await holder["domains"].enrich(doc)
-
-        async def on_change(categories: set[str]) -> None:
-            await holder["domains"].refresh(categories)
-
-        kb = KnowledgeBase.build(
-            settings, db, embeddings=embeddings, enrich=enrich, on_change=on_change
-        )
+        kb = KnowledgeBase.build(settings, db, embeddings=embeddings)
         domains = DomainService(
             db,
             kb.catalog,
-            lambda role: models.for_role(role),
+            models.for_role,
             prompts["document_enricher"],
             prompts["domain_summary"],
         )
-        holder["domains"] = domains
-        return cls(settings, db, prompts, models, kb, domains, build_tools(kb, settings))
+        # Imports ask the domain service to fill in missing fields and to re-summarise the
+        # domains a change touched; it needs the catalog, so it is hooked in after both exist.
+        kb.ingestion.enrich = domains.enrich
+        kb.ingestion.on_change = domains.refresh
+        deps = AgentDeps(
+            models=models,
+            prompts=prompts,
+            tools=build_tools(kb, settings, messages_key=SCRATCH),
+            knowledge_map=domains.knowledge_map,
+            named_domains=_domains_named_in(kb),
+        )
+        return cls(settings, db, kb, domains, deps)
 
     @classmethod
     async def start(
@@ -132,11 +141,26 @@ class Services:
                     open_checkpointer(settings.database_url, settings.data_dir)
                 )
             services.checkpointer = checkpointer
-            services.graphs = compile_graphs(services, checkpointer)
+            services.graphs = compile_graphs(services.deps, checkpointer)
         except BaseException:
             await services.close()
             raise
         return services
+
+    def _started(self) -> tuple[Graphs, BaseCheckpointSaver | None]:
+        if self.graphs is None:
+            raise RuntimeError("the services are not started (use Services.start)")
+        return self.graphs, self.checkpointer
+
+    def runner(self) -> Runner:
+        """Runs graphs as recorded sessions (one per server; it tracks background scoring)."""
+        return Runner(self.db, self._started()[0])
+
+    def replayer(self) -> Replayer:
+        graphs, checkpointer = self._started()
+        if checkpointer is None:
+            raise RuntimeError("replay needs a checkpointer (started with_checkpointer=False)")
+        return Replayer(self.db, graphs, checkpointer, self.deps)
 
     async def close(self) -> None:
         await self._stack.aclose()

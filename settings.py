@@ -9,9 +9,10 @@ with :class:`SettingsError`, which names the key, where it can be set and the al
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,12 +24,15 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
 
 DEFAULT_CONFIG_FILE = "config.yaml"
+SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
 
 
 class _Section(BaseModel):
@@ -84,7 +88,10 @@ class EmbeddingSettings(_Section):
         None, ge=1, le=65536, description="openai: expected vector size (checked on every call)."
     )
     max_tokens: int = Field(
-        512, ge=16, le=32768, description="openai: the model's window in its tokens (local: read from the model)."
+        512,
+        ge=16,
+        le=32768,
+        description="openai: the model's window in its tokens (local: read from the model).",
     )
     timeout_s: float = Field(60.0, gt=0, description="openai: request time-out in seconds.")
     precision: Literal["auto", "fp32", "bf16"] = Field(
@@ -105,7 +112,8 @@ class EmbeddingSettings(_Section):
             missing = [n for n in ("model", "base_url") if not getattr(self, n)]
             if missing:
                 raise ValueError(
-                    "provider openai needs " + " and ".join(n.replace("_", "-") for n in missing)
+                    "provider openai needs "
+                    + " and ".join(n.replace("_", "-") for n in missing)
                     + " (e.g. base-url: http://localhost:8000/v1, model: bge-m3)"
                 )
             if not self.base_url.startswith(("http://", "https://")):
@@ -145,11 +153,12 @@ class RetrievalSettings(_Section):
     )
     chunk_overlap: int = Field(50, ge=0, description="Chunk overlap in tokens.")
     top_k: int = Field(
-        4, ge=1, le=10, description="Documents a lookup shows: the primary plus up to top-k − 1 supplements."
+        4,
+        ge=1,
+        le=10,
+        description="Documents a lookup shows: the primary plus up to top-k − 1 supplements.",
     )
-    candidates: int = Field(
-        40, ge=1, le=200, description="Chunks fetched per route before fusion."
-    )
+    candidates: int = Field(40, ge=1, le=200, description="Chunks fetched per route before fusion.")
     rrf_k: int = Field(60, ge=1)
     dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense route.")
     bm25_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 route.")
@@ -182,6 +191,41 @@ class RetrievalSettings(_Section):
         return self
 
 
+class AuthSettings(_Section):
+    """Who may call the API: the key (``api-key``, top level), cross-site rules, read protection."""
+
+    allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Other sites (scheme://host[:port]) whose pages may send changing requests, "
+        "e.g. https://ops.example.com; comma-separated in the environment. Requests from any "
+        "other site are refused.",
+    )
+    protect_reads: bool | None = Field(
+        None,
+        description="Require X-API-Key on reads too (documents, sessions, lookups). Default: on "
+        "when api-key is set. Pages and /healthz stay open.",
+    )
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return [p for p in v.split(",") if p.strip()] if isinstance(v, str) else v
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, v: list[str]) -> list[str]:
+        out = []
+        for origin in v:
+            norm = origin.strip().rstrip("/").lower()
+            if not ORIGIN_RE.fullmatch(norm):
+                raise ValueError(
+                    f"'{origin}' is not an origin; write scheme://host[:port] with nothing after "
+                    "it, e.g. https://ops.example.com"
+                )
+            out.append(norm)
+        return out
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
@@ -201,10 +245,15 @@ class Settings(BaseSettings):
         Path("./knowledge_base"), description="Folder of Markdown runbooks."
     )
     data_dir: Path = Field(Path("./data"), description="Local state: SQLite, Milvus Lite, uploads.")
+    prompts_dir: Path = Field(
+        SHIPPED_PROMPTS_DIR, description="Folder of the prompt Markdown files (default: prompts/)."
+    )
     host: str = "127.0.0.1"
     port: int = Field(9900, ge=1, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    api_key: str = Field("", description="When set, mutating endpoints require X-API-Key.")
+    api_key: str = Field(
+        "", description="When set, API calls require X-API-Key (reads too, see auth.protect-reads)."
+    )
     max_upload_mb: int = Field(10, ge=1, le=1024)
     llm_base_url: str = Field("", description="OpenAI-compatible endpoint; empty = offline model.")
     llm_api_key: str = ""
@@ -219,6 +268,7 @@ class Settings(BaseSettings):
         60, ge=1, description="RUNNING sessions untouched this long are marked FAILED at start-up."
     )
     retrieval: RetrievalSettings = RetrievalSettings()
+    auth: AuthSettings = AuthSettings()
 
     @field_validator("database_url")
     @classmethod
@@ -246,6 +296,19 @@ class Settings(BaseSettings):
         if v and not v.startswith(("http://", "https://")):
             raise ValueError("must be empty or an http(s):// URL")
         return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _reads_need_a_key(self) -> Settings:
+        if self.auth.protect_reads and not self.api_key:
+            raise ValueError(
+                "auth.protect-reads is true but api-key (API_KEY) is empty; set a key or drop "
+                "protect-reads"
+            )
+        return self
+
+    @property
+    def reads_protected(self) -> bool:
+        return bool(self.api_key) and self.auth.protect_reads is not False
 
     @property
     def database_kind(self) -> str:
@@ -294,7 +357,8 @@ def load_settings(**overrides: Any) -> Settings:
             msg = err["msg"].removeprefix("Value error, ")
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f"; got {got!r}"
-            lines.append(f"- {_describe(err['loc'])}: {msg}{shown}")
+            where = f"{_describe(err['loc'])}: " if err["loc"] else ""  # settings-wide checks
+            lines.append(f"- {where}{msg}{shown}")
         raise SettingsError(
             "Invalid configuration; fix these in config.yaml or the environment:\n"
             + "\n".join(lines)

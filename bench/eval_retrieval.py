@@ -238,7 +238,12 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for k, v in sorted(by_kind.items())
     }
     out["misses"] = [
-        {"id": r["id"], "level": r["level"], "shown": r["shown"][:2], "expected": sorted(r["expected"])}
+        {
+            "id": r["id"],
+            "level": r["level"],
+            "shown": r["shown"][:2],
+            "expected": sorted(r["expected"]),
+        }
         for r in ans
         if not (r["shown"][:1] and r["shown"][0] in r["expected"])
     ][:40]
@@ -256,7 +261,10 @@ async def main() -> None:
         "--work", type=Path, default=None, help="keep the imported stores here and reuse them"
     )
     parser.add_argument(
-        "--eval-root", type=Path, default=EVAL, help="folder with corpus/<lang>/ and queries_<lang>.yaml"
+        "--eval-root",
+        type=Path,
+        default=EVAL,
+        help="folder with corpus/<lang>/ and queries_<lang>.yaml",
     )
     args = parser.parse_args()
     from retrieval.embeddings import SentenceTransformerEmbeddings

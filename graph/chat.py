@@ -7,25 +7,21 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from graph.context import Context
 from graph.loop import add_loop
-from graph.nodes import Agents
-from graph.state import AgentState
-from tools.knowledge import SCRATCH
+from graph.nodes import Agents, begin
+from graph.state import SCRATCH, AgentState, ChatInput
 
 
 def build_chat_graph(agents: Agents, tools: list) -> StateGraph:
-    g = StateGraph(AgentState, context_schema=Context)
+    g = StateGraph(AgentState, context_schema=Context, input_schema=ChatInput)
+    g.add_node("begin", begin("CHAT"))
     g.add_node("classify", agents.classify)
     g.add_node("assistant", agents.assistant)
     g.add_node("assistant_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=True))
     g.add_node("finish_simple", agents.finish_simple)
     g.add_node("answer", agents.answer)
     add_loop(g, agents, tools, ending="answer")
-    g.add_edge(START, "classify")
-    g.add_conditional_edges(
-        "classify",
-        lambda s: "assistant" if s.get("route") == "simple" else "supervisor",
-        {"assistant": "assistant", "supervisor": "supervisor"},
-    )
+    g.add_edge(START, "begin")
+    g.add_edge("begin", "classify")
     g.add_conditional_edges(
         "assistant",
         lambda s: tools_condition(s, messages_key=SCRATCH),

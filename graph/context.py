@@ -1,6 +1,8 @@
 """Per-run knobs, passed as the graphs' ``context_schema`` so LangGraph Studio shows and edits them.
 
-Defaults come from settings (env / config.yaml) and the prompt files; a run may override any field.
+A field left ``None`` uses the setting (env / config.yaml) or the prompt file; a run may override any
+of them. The lookup tool reads the retrieval knobs through ``tools.knowledge.LookupKnobs``, which this
+class satisfies.
 """
 
 from __future__ import annotations
@@ -15,15 +17,16 @@ def _d(text: str) -> dict[str, str]:
 
 @dataclass(kw_only=True)
 class Context:
-    model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
-        default="",
+    model: Annotated[str | None, {"__template_metadata__": {"kind": "llm"}}] = field(
+        default=None,
         metadata=_d(
-            "Chat model name on the OpenAI-compatible endpoint (LLM_BASE_URL). Empty = LLM_MODEL, "
+            "Chat model name on the OpenAI-compatible endpoint (LLM_BASE_URL). Unset = LLM_MODEL, "
             "or the deterministic offline model when no endpoint is configured. 'offline' forces it."
         ),
     )
-    lookup_budget: int = field(
-        default=0, metadata=_d("lookup_knowledge calls served per run (0 = setting).")
+    lookup_budget: int | None = field(
+        default=None,
+        metadata=_d("lookup_knowledge calls served per run (unset = the setting)."),
     )
     max_supervisor_turns: int = field(
         default=12, metadata=_d("Supervisor turns before the run is ended with what was found.")
@@ -32,26 +35,48 @@ class Context:
     max_executor_steps: int = field(
         default=6, metadata=_d("Model calls per executor/assistant ReAct loop.")
     )
-    highly_relevant_threshold: float = field(
-        default=-1.0, metadata=_d("FS-2 threshold override (-1 = setting).")
+    highly_relevant_threshold: float | None = field(
+        default=None,
+        metadata=_d("HIGHLY_RELEVANT threshold, 0..1 (unset = the setting)."),
     )
-    reference_threshold: float = field(
-        default=-1.0, metadata=_d("FS-2 threshold override (-1 = setting).")
+    reference_threshold: float | None = field(
+        default=None, metadata=_d("REFERENCE threshold, 0..1 (unset = the setting).")
     )
-    max_l2_distance: float = field(
-        default=-1.0, metadata=_d("FS-1 max L2 distance override (-1 = setting).")
+    max_l2_distance: float | None = field(
+        default=None,
+        metadata=_d("L2 distance at which dense similarity reaches 0, > 0 (unset = the setting)."),
     )
-    supervisor_prompt: str = field(
-        default="", metadata=_d("Override of the supervisor prompt (empty = prompts/*.md).")
+    supervisor_prompt: str | None = field(
+        default=None, metadata=_d("Override of the supervisor prompt (unset = prompts/*.md).")
     )
-    planner_prompt: str = field(
-        default="", metadata=_d("Override of the planner prompt; {knowledge_map} is filled in.")
+    planner_prompt: str | None = field(
+        default=None,
+        metadata=_d("Override of the planner prompt; {knowledge_map} is filled in."),
     )
-    executor_prompt: str = field(default="", metadata=_d("Override of the executor prompt."))
-    assistant_prompt: str = field(
-        default="", metadata=_d("Override of the simple-route assistant prompt.")
+    executor_prompt: str | None = field(
+        default=None, metadata=_d("Override of the executor prompt.")
     )
-    answer_prompt: str = field(default="", metadata=_d("Override of the final-answer prompt."))
+    assistant_prompt: str | None = field(
+        default=None, metadata=_d("Override of the simple-route assistant prompt.")
+    )
+    answer_prompt: str | None = field(
+        default=None, metadata=_d("Override of the final-answer prompt.")
+    )
+
+    def __post_init__(self) -> None:
+        # Studio and callers may send anything; a knob out of range would silently misjudge.
+        for name in ("highly_relevant_threshold", "reference_threshold"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 1:
+                raise ValueError(f"{name} must be between 0 and 1, or unset (got {value})")
+        if self.max_l2_distance is not None and self.max_l2_distance <= 0:
+            raise ValueError(
+                f"max_l2_distance must be greater than 0, or unset (got {self.max_l2_distance})"
+            )
+        if self.lookup_budget is not None and self.lookup_budget < 0:
+            raise ValueError(
+                f"lookup_budget must be 0 or more, or unset (got {self.lookup_budget})"
+            )
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> Context:

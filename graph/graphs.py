@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.aiops import build_aiops_graph
 from graph.chat import build_chat_graph
+from graph.deps import AgentDeps
 from graph.nodes import Agents
-
-if TYPE_CHECKING:
-    from services import Services
 
 
 @dataclass(frozen=True)
@@ -25,10 +22,11 @@ class Graphs:
         return self.aiops if flow == "AI_OPS" else self.chat
 
 
-def compile_graphs(services: Services, checkpointer: BaseCheckpointSaver | None = None) -> Graphs:
-    agents = Agents(services)
-    tools = services.tools
+def compile_graphs(deps: AgentDeps, checkpointer: BaseCheckpointSaver | None = None) -> Graphs:
+    agents = Agents(deps)
     return Graphs(
-        chat=build_chat_graph(agents, tools).compile(checkpointer=checkpointer, name="chat"),
-        aiops=build_aiops_graph(agents, tools).compile(checkpointer=checkpointer, name="aiops"),
+        chat=build_chat_graph(agents, deps.tools).compile(checkpointer=checkpointer, name="chat"),
+        aiops=build_aiops_graph(agents, deps.tools).compile(
+            checkpointer=checkpointer, name="aiops"
+        ),
     )

@@ -6,14 +6,9 @@ silently empty prompt.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-PROMPTS_DIR = Path(
-    os.environ.get("PROMPTS_DIR", Path(__file__).resolve().parent.parent / "prompts")
-)
 NAMES = (
     "chat_supervisor",
     "chat_planner",
@@ -40,13 +35,14 @@ class Prompts:
     def __getitem__(self, name: str) -> str:
         return self.texts[name]
 
-    def planner(self, flow: str, knowledge_map: str, override: str = "") -> str:
+    def planner(self, flow: str, knowledge_map: str, override: str | None = None) -> str:
         base = override or self.texts["aiops_planner" if flow == "AI_OPS" else "chat_planner"]
         return base.replace(KNOWLEDGE_MAP_SLOT, knowledge_map)
 
 
-def load_prompts(directory: Path | None = None) -> Prompts:
-    directory = Path(directory or PROMPTS_DIR)
+def load_prompts(directory: Path) -> Prompts:
+    """Every prompt in ``directory`` (the ``prompts_dir`` setting)."""
+    directory = Path(directory)
     texts = {}
     for name in NAMES:
         path = directory / f"{name}.md"
@@ -60,8 +56,3 @@ def load_prompts(directory: Path | None = None) -> Prompts:
         if KNOWLEDGE_MAP_SLOT not in texts[name]:
             raise PromptError(f"{directory / (name + '.md')} must contain {KNOWLEDGE_MAP_SLOT}")
     return Prompts(texts)
-
-
-@lru_cache(maxsize=1)
-def default_prompts() -> Prompts:
-    return load_prompts()

@@ -11,23 +11,22 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from graph.graphs import compile_graphs
+from graph.deps import AgentDeps, ModelSource
+from graph.graphs import Graphs, compile_graphs
 from graph.recorder import input_digest
 from graph.runner import Runner, RunResult
 from persistence import repository as repo
-
-if TYPE_CHECKING:
-    from services import Services
+from persistence.db import Database
 
 
 @dataclass
@@ -82,7 +81,7 @@ class RecordingModel(BaseChatModel):
 
 
 class ReplayModels:
-    def __init__(self, tape: Tape, fallback: Any) -> None:
+    def __init__(self, tape: Tape, fallback: ModelSource) -> None:
         self.tape, self.fallback = tape, fallback
 
     def for_role(self, role: str, ctx: Any = None) -> BaseChatModel:
@@ -98,58 +97,51 @@ def _calls(step: Any) -> list[tuple[str, str]]:
     ]
 
 
-def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dict[str, Any]:
-    """Compare two traces step by step; the first difference is the headline."""
+def _step_diffs(i: int, a: Any, b: Any) -> list[dict[str, Any]]:
+    """How the i-th recorded and replayed model steps differ (either may be missing)."""
+    if a is None or b is None:
+        return [
+            {
+                "step": i + 1,
+                "kind": "step_count",
+                "recorded": a.agent_name if a else None,
+                "replayed": b.agent_name if b else None,
+            }
+        ]
     diffs: list[dict[str, Any]] = []
-    rs, ps = recorded.steps, replayed.steps
-    for i in range(max(len(rs), len(ps))):
-        a, b = (rs[i] if i < len(rs) else None), (ps[i] if i < len(ps) else None)
-        if a is None or b is None:
-            diffs.append(
-                {
-                    "step": i + 1,
-                    "kind": "step_count",
-                    "recorded": a.agent_name if a else None,
-                    "replayed": b.agent_name if b else None,
-                }
-            )
-            continue
-        if a.agent_name != b.agent_name:
-            diffs.append(
-                {"step": i + 1, "kind": "agent", "recorded": a.agent_name, "replayed": b.agent_name}
-            )
-        elif a.input_hash and b.input_hash and a.input_hash != b.input_hash:
-            diffs.append(
-                {
-                    "step": i + 1,
-                    "agent": b.agent_name,
-                    "kind": "model_input",
-                    "recorded": a.model_input,
-                    "replayed": b.model_input,
-                }
-            )
-        ca, cb = _calls(a), _calls(b)
-        if [n for n, _ in ca] != [n for n, _ in cb]:
-            diffs.append(
-                {
-                    "step": i + 1,
-                    "agent": b.agent_name,
-                    "kind": "tool_call",
-                    "recorded": ca,
-                    "replayed": cb,
-                }
-            )
-        elif ca != cb:
-            diffs.append(
-                {
-                    "step": i + 1,
-                    "agent": b.agent_name,
-                    "kind": "tool_arguments",
-                    "recorded": ca,
-                    "replayed": cb,
-                }
-            )
-    for j, (x, y) in enumerate(zip(recorded.invocations, replayed.invocations, strict=False)):
+    if a.agent_name != b.agent_name:
+        diffs.append(
+            {"step": i + 1, "kind": "agent", "recorded": a.agent_name, "replayed": b.agent_name}
+        )
+    elif a.input_hash and b.input_hash and a.input_hash != b.input_hash:
+        diffs.append(
+            {
+                "step": i + 1,
+                "agent": b.agent_name,
+                "kind": "model_input",
+                "recorded": a.model_input,
+                "replayed": b.model_input,
+            }
+        )
+    ca, cb = _calls(a), _calls(b)
+    if ca != cb:
+        same_tools = [n for n, _ in ca] == [n for n, _ in cb]
+        diffs.append(
+            {
+                "step": i + 1,
+                "agent": b.agent_name,
+                "kind": "tool_arguments" if same_tools else "tool_call",
+                "recorded": ca,
+                "replayed": cb,
+            }
+        )
+    return diffs
+
+
+def _result_diffs(recorded: list[Any], replayed: list[Any]) -> list[dict[str, Any]]:
+    """Tool calls, in order, whose result (relevance level or output) differs."""
+    diffs = []
+    for j, (x, y) in enumerate(zip(recorded, replayed, strict=False)):
         if (x.tool_name, x.relevance_level, x.output_preview) != (
             y.tool_name,
             y.relevance_level,
@@ -164,15 +156,22 @@ def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dic
                     "replayed": y.relevance_level or y.output_preview[:120],
                 }
             )
-    same_answer = (recorded.session.answer or "") == (replayed.session.answer or "")
+    return diffs
+
+
+def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compare two traces step by step; the first difference is the headline."""
+    rs, ps = recorded.steps, replayed.steps
+    diffs = [
+        d
+        for i in range(max(len(rs), len(ps)))
+        for d in _step_diffs(i, rs[i] if i < len(rs) else None, ps[i] if i < len(ps) else None)
+    ]
+    diffs += _result_diffs(recorded.invocations, replayed.invocations)
+    answers = (recorded.session.answer or ""), (replayed.session.answer or "")
+    same_answer = answers[0] == answers[1]
     if not same_answer:
-        diffs.append(
-            {
-                "kind": "answer",
-                "recorded": (recorded.session.answer or "")[:300],
-                "replayed": (replayed.session.answer or "")[:300],
-            }
-        )
+        diffs.append({"kind": "answer", "recorded": answers[0][:300], "replayed": answers[1][:300]})
     return {
         "original_session_id": recorded.session.session_id,
         "replay_session_id": replayed.session.session_id,
@@ -187,12 +186,16 @@ def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dic
 
 
 class Replayer:
-    def __init__(self, services: Services) -> None:
-        self.s = services
-        self.runner = Runner(services)
+    """Replays sessions recorded in ``db`` by ``graphs``; ``deps`` rebuild them for a re-run."""
+
+    def __init__(
+        self, db: Database, graphs: Graphs, checkpointer: BaseCheckpointSaver, deps: AgentDeps
+    ) -> None:
+        self.db, self.graphs, self.checkpointer, self.deps = db, graphs, checkpointer, deps
+        self.runner = Runner(db, graphs)
 
     async def _trace(self, session_id: str) -> Any:
-        async with self.s.db.session() as db:
+        async with self.db.session() as db:
             trace = await repo.get_trace(db, session_id)
         if trace is None:
             raise LookupError(f"session {session_id} does not exist")
@@ -201,7 +204,7 @@ class Replayer:
     async def checkpoints(self, session_id: str) -> list[dict[str, Any]]:
         """The session's checkpoints, oldest first (id, step, source, next nodes)."""
         trace = await self._trace(session_id)
-        graph = self.s.graphs.for_flow(trace.session.agent_flow)  # type: ignore[union-attr]
+        graph = self.graphs.for_flow(trace.session.agent_flow)
         out = []
         async for st in graph.aget_state_history(
             {"configurable": {"thread_id": trace.session.thread_id}}
@@ -219,8 +222,7 @@ class Replayer:
 
     async def _fork(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
         """Copy one checkpoint (and its pending writes) into a new thread; return (thread, id)."""
-        saver = self.s.checkpointer
-        assert saver is not None
+        saver = self.checkpointer
         tup = await saver.aget_tuple(
             {
                 "configurable": {
@@ -254,7 +256,7 @@ class Replayer:
             trace.session.query,
             flow=trace.session.agent_flow,
             thread_id=thread,
-            graph_input=None,
+            resume=True,
             checkpoint_id=cid,
             replay_of=session_id,
         )
@@ -268,15 +270,16 @@ class Replayer:
         if start is None:
             raise LookupError(f"session {session_id} has no input checkpoint to replay from")
         tape = Tape(list(recorded.steps))
-        view = dataclasses.replace(self.s, models=ReplayModels(tape, self.s.models))
-        graphs = compile_graphs(view, self.s.checkpointer)
+        graphs = compile_graphs(
+            replace(self.deps, models=ReplayModels(tape, self.deps.models)), self.checkpointer
+        )
         thread, cid = await self._fork(recorded.session.thread_id or "", start["checkpoint_id"])
         result = await self.runner.run(
             recorded.session.query,
             flow=recorded.session.agent_flow,
             thread_id=thread,
             graph=graphs.for_flow(recorded.session.agent_flow),
-            graph_input=None,
+            resume=True,
             checkpoint_id=cid,
             replay_of=session_id,
         )

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph.evidence import Evidence
-from graph.offline.text import select_lines
+from graph.extractive import select_lines
 
 META_PREFIXES = ("摘要：", "章节：", "《", "正文节选")
 LIST_MARK = re.compile(r"^\s*(\d+[.)、]|[-*])\s*")
@@ -41,25 +41,84 @@ def _steps(text: str, alert: dict[str, Any], limit: int = 6) -> list[str]:
     return lines[:limit]
 
 
+def _alert_table(alerts: Sequence[dict[str, Any]]) -> list[str]:
+    if not alerts:
+        return ["未查询到活跃告警（或告警查询失败）。"]
+    out = ["| # | 告警 | 级别 | 服务 | 开始时间 | 摘要 |", "|---|---|---|---|---|---|"]
+    for i, a in enumerate(alerts, 1):
+        out.append(
+            f"| {i} | {a['alertname']} | {a['severity']} | {a['service']} | {a.get('activeAt') or '-'} | {a.get('summary', '')} |"
+        )
+    return out
+
+
+def _runbooks(evs: list[Evidence]) -> list[tuple[str, str]]:
+    """(source, text) of every single-document content the lookups returned."""
+    return [
+        (src, text)
+        for ev in evs
+        if ev.tool == "lookup_knowledge" and ev.ok
+        for src, text in ev.contents()
+        if "," not in src and text
+    ]
+
+
+def _analysis(i: int, a: dict[str, Any], evs: list[Evidence], missing: list[str]) -> list[str]:
+    """One alert's root-cause and action sections; what is missing goes to ``missing``."""
+    name = a["alertname"]
+    docs = _runbooks(evs)
+    logs = [x for ev in evs if ev.tool == "query_logs" and ev.ok for x in ev.data.get("lines", [])]
+    out = [
+        "",
+        f"## 告警根因分析{i}：{name}",
+        "",
+        f"- **现象**：{a.get('description') or a.get('summary', '')}",
+    ]
+    if logs:
+        out.append("- **日志证据**：")
+        out += [f"  - `{x.get('ts', '')}` {x.get('message', '')}" for x in logs[-4:]]
+    else:
+        missing.append(f"告警 {name}：服务 {a['service']} 没有查到相关错误日志")
+    if docs:
+        src, text = docs[0]
+        out.append(f"- **手册依据**（{src}）：")
+        out += [f"  - {ln}" for ln in select_lines(_alert_terms(a), text, 4)]
+    else:
+        missing.append(f"告警 {name}：知识库中没有找到匹配的处理手册")
+    missing += [f"告警 {name}：{ev.tool} 调用失败（{ev.text[:120]}）" for ev in evs if not ev.ok]
+    out += ["", f"## 处理方案执行{i}：{name}", ""]
+    steps = [s for _, text in docs for s in _steps(text, a)]
+    if steps:
+        out += [f"{n}. {LIST_MARK.sub('', s)}" for n, s in enumerate(steps[:6], 1)]
+        out.append(f"\n来源：{'、'.join(dict.fromkeys(src for src, _ in docs))}")
+    else:
+        out.append("知识库证据中没有可执行的处理步骤，请人工确认处置方案。")
+    return out
+
+
+def _conclusion(
+    alerts: Sequence[dict[str, Any]], analysed: int, with_runbook: int, stop_reason: str | None
+) -> str:
+    text = (
+        f"共 {len(alerts)} 条活跃告警，已分析 {analysed} 条，其中 {with_runbook} 条找到处理手册。"
+    )
+    if stop_reason:
+        text += f" 分析因「{stop_reason}」提前结束，结论基于已收集到的证据。"
+    if alerts:
+        worst = alerts[0]
+        text += f" 优先处理 {worst['severity']} 级告警 {worst['alertname']}（{worst['service']}）。"
+    return text
+
+
 def build_report(
     alerts: Sequence[dict[str, Any]],
     evidence_by_alert: dict[str, list[Evidence]],
     *,
     stop_reason: str | None = None,
 ) -> str:
-    out = ["# 告警分析报告", "", "## 活跃告警清单", ""]
-    missing: list[str] = []
-    if alerts:
-        out += ["| # | 告警 | 级别 | 服务 | 开始时间 | 摘要 |", "|---|---|---|---|---|---|"]
-        for i, a in enumerate(alerts, 1):
-            out.append(
-                f"| {i} | {a['alertname']} | {a['severity']} | {a['service']} | {a.get('activeAt') or '-'} | {a.get('summary', '')} |"
-            )
-    else:
-        out.append("未查询到活跃告警（或告警查询失败）。")
-        missing.append("活跃告警：告警查询没有返回任何告警")
-    analysed = 0
-    with_runbook = 0
+    out = ["# 告警分析报告", "", "## 活跃告警清单", "", *_alert_table(alerts)]
+    missing = [] if alerts else ["活跃告警：告警查询没有返回任何告警"]
+    analysed = with_runbook = 0
     for i, a in enumerate(alerts, 1):
         evs = evidence_by_alert.get(a["alertname"], [])
         if not evs:
@@ -68,56 +127,9 @@ def build_report(
             )
             continue
         analysed += 1
-        docs = [
-            (src, text)
-            for ev in evs
-            if ev.tool == "lookup_knowledge" and ev.ok
-            for src, text in ev.contents()
-            if "," not in src and text
-        ]
-        logs = [
-            x for ev in evs if ev.tool == "query_logs" and ev.ok for x in ev.data.get("lines", [])
-        ]
-        failed = [ev for ev in evs if not ev.ok]
-        out += [
-            "",
-            f"## 告警根因分析{i}：{a['alertname']}",
-            "",
-            f"- **现象**：{a.get('description') or a.get('summary', '')}",
-        ]
-        if logs:
-            out.append("- **日志证据**：")
-            out += [f"  - `{x.get('ts', '')}` {x.get('message', '')}" for x in logs[-4:]]
-        else:
-            missing.append(f"告警 {a['alertname']}：服务 {a['service']} 没有查到相关错误日志")
-        if docs:
-            with_runbook += 1
-            src, text = docs[0]
-            out.append(f"- **手册依据**（{src}）：")
-            out += [f"  - {ln}" for ln in select_lines(_alert_terms(a), text, 4)]
-        else:
-            missing.append(f"告警 {a['alertname']}：知识库中没有找到匹配的处理手册")
-        for ev in failed:
-            missing.append(f"告警 {a['alertname']}：{ev.tool} 调用失败（{ev.text[:120]}）")
-        out += ["", f"## 处理方案执行{i}：{a['alertname']}", ""]
-        steps = [s for src, text in docs for s in _steps(text, a)]
-        if steps:
-            out += [f"{n}. {LIST_MARK.sub('', s)}" for n, s in enumerate(steps[:6], 1)]
-            out.append(f"\n来源：{'、'.join(dict.fromkeys(src for src, _ in docs))}")
-        else:
-            out.append("知识库证据中没有可执行的处理步骤，请人工确认处置方案。")
+        with_runbook += bool(_runbooks(evs))
+        out += _analysis(i, a, evs, missing)
     out += ["", "## 未能找到的信息", ""]
     out += [f"- {m}" for m in missing] if missing else ["- 无：每条告警都有日志与手册证据。"]
-    out += ["", "## 结论", ""]
-    conclusion = (
-        f"共 {len(alerts)} 条活跃告警，已分析 {analysed} 条，其中 {with_runbook} 条找到处理手册。"
-    )
-    if stop_reason:
-        conclusion += f" 分析因「{stop_reason}」提前结束，结论基于已收集到的证据。"
-    if alerts:
-        worst = alerts[0]
-        conclusion += (
-            f" 优先处理 {worst['severity']} 级告警 {worst['alertname']}（{worst['service']}）。"
-        )
-    out.append(conclusion)
+    out += ["", "## 结论", "", _conclusion(alerts, analysed, with_runbook, stop_reason)]
     return "\n".join(out)

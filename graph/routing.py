@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-Route = Literal["simple", "complex"]
+Complexity = Literal["simple", "complex"]
 _PARTS = re.compile(r"[？?；;]|以及|并且|同时|另外|还有|分别|\band also\b|\bas well as\b", re.I)
 LONG_QUESTION = 120
 
@@ -16,7 +16,7 @@ def sub_questions(question: str) -> int:
     return len([p for p in _PARTS.split(question) if len(p.strip()) >= 4])
 
 
-def classify(question: str, matched_domains: Iterable[str]) -> Route:
+def classify(question: str, matched_domains: Iterable[str]) -> Complexity:
     """Complex when the question spans several knowledge domains, has several parts, or is long."""
     domains = set(matched_domains)
     if len(domains) >= 2:

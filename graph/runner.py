@@ -13,24 +13,23 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.messages import AIMessageChunk, ToolMessage
+from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
+from graph.graphs import Graphs
 from graph.recorder import RunRecorder
-from graph.state import new_run_input
+from graph.state import run_input
 from persistence import repository as repo
+from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.models import SessionStatus
 
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
-
-    from services import Services
-
 log = logging.getLogger(__name__)
 STREAMED_NODES = {"assistant", "answer"}  # nodes whose text is the user-facing answer
+QUIET_NODES = {"begin"}  # the per-run reset: bookkeeping the live trace does not show
 
 
 @dataclass
@@ -77,19 +76,15 @@ def describe_failure(exc: BaseException) -> str:
 
 
 class Runner:
-    def __init__(self, services: Services) -> None:
-        self.s = services
+    def __init__(self, db: Database, graphs: Graphs) -> None:
+        self.db, self.graphs = db, graphs
         self._background: set[asyncio.Task[Any]] = set()
-
-    def _graph(self, flow: str) -> CompiledStateGraph:
-        assert self.s.graphs is not None, "services are not started"
-        return self.s.graphs.for_flow(flow)
 
     async def open_session(
         self, question: str, thread_id: str, flow: str, replay_of: str | None = None
     ) -> str:
         session_id = uuid.uuid4().hex
-        async with self.s.db.session() as db:
+        async with self.db.session() as db:
             await repo.create_session(
                 db,
                 session_id=session_id,
@@ -122,25 +117,28 @@ class Runner:
         thread_id: str | None = None,
         context: Context | None = None,
         graph: CompiledStateGraph | None = None,
-        graph_input: Any = "new",
+        resume: bool = False,
         session_id: str | None = None,
         checkpoint_id: str | None = None,
         replay_of: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Run and yield events: session, node, tool_call, tool_result, token, answer, done|error."""
+        """Run and yield events: session, node, tool_call, tool_result, token, answer, done|error.
+
+        A new run starts from ``question``; ``resume=True`` instead continues the thread from its
+        latest checkpoint (or ``checkpoint_id``). ``session_id`` continues that session's record."""
         thread_id = thread_id or uuid.uuid4().hex
         if session_id is None:
             session_id = await self.open_session(question, thread_id, flow, replay_of)
-            recorder = RunRecorder(self.s.db, session_id)
+            recorder = RunRecorder(self.db, session_id)
         else:  # a resumed run continues the numbering of the rows it already has
-            async with self.s.db.session() as db:
+            async with self.db.session() as db:
                 await repo.update_session(
                     db, session_id, status=SessionStatus.RUNNING, error_message=None
                 )
-            recorder = await RunRecorder.for_session(self.s.db, session_id)
+            recorder = await RunRecorder.for_session(self.db, session_id)
         yield {"type": "session", "sessionId": session_id, "threadId": thread_id, "flow": flow}
-        graph = graph or self._graph(flow)
-        inp = new_run_input(question, session_id, flow) if graph_input == "new" else graph_input
+        graph = graph or self.graphs.for_flow(flow)
+        inp = None if resume else run_input(question, flow)
         config = self.config(thread_id, session_id, [recorder], checkpoint_id)
         answer: str | None = None
         try:
@@ -177,6 +175,7 @@ class Runner:
             and isinstance(chunk, dict)
             and "input" in chunk
             and not str(chunk.get("name", "")).startswith("__")
+            and chunk["name"] not in QUIET_NODES
         ):
             return [{"type": "node", "node": chunk["name"]}]
         if mode == "messages":
@@ -194,6 +193,8 @@ class Runner:
             return []
         events: list[dict[str, Any]] = []
         for node, raw in chunk.items():
+            if node in QUIET_NODES:
+                continue
             # A ToolNode whose tools return Commands reports a list of updates.
             for update in raw if isinstance(raw, list) else [raw]:
                 if isinstance(update, dict):
@@ -240,7 +241,7 @@ class Runner:
     async def _write_finish(
         self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
     ) -> None:
-        async with self.s.db.session() as db:
+        async with self.db.session() as db:
             await repo.finish_session(
                 db, session_id, status=status, answer=answer, error_message=error
             )
@@ -275,7 +276,7 @@ class Runner:
     async def score(self, session_id: str) -> dict[str, Any] | None:
         """Evidence score into ``self_evaluation``; on failure it stays NULL and the reason is logged."""
         try:
-            async with self.s.db.session() as db:
+            async with self.db.session() as db:
                 row = await repo.get_session(db, session_id)
                 calls = await repo.list_invocations(db, session_id)
                 result = evidence_score(row.status if row else "FAILED", calls)
@@ -305,13 +306,13 @@ class Runner:
 
     async def resume(self, session_id: str, context: Context | None = None) -> RunResult:
         """Continue an interrupted or failed run from its last checkpoint, same session, no duplicates."""
-        async with self.s.db.session() as db:
+        async with self.db.session() as db:
             row = await repo.get_session(db, session_id)
         if row is None or not row.thread_id:
             raise LookupError(f"session {session_id} does not exist")
         if row.status == SessionStatus.SUCCESS:
             raise ValueError(f"session {session_id} already finished successfully")
-        head = await self._graph(row.agent_flow).aget_state(
+        head = await self.graphs.for_flow(row.agent_flow).aget_state(
             {"configurable": {"thread_id": row.thread_id}}
         )
         if (head.metadata or {}).get("session_id") != session_id:
@@ -325,6 +326,6 @@ class Runner:
             flow=row.agent_flow,
             thread_id=row.thread_id,
             context=context,
-            graph_input=None,
+            resume=True,
             session_id=session_id,
         )

@@ -1,90 +1,119 @@
-"""The one state schema both graphs share.
+"""The one state schema both graphs share, their input schemas, and the per-run reset.
 
 ``messages`` is the conversation (one HumanMessage and one final AIMessage per run) and survives
-across runs on a thread. Everything else is per run: the run's input resets it (``None`` means
-"reset" for the reducers below), so the retrieval memory starts empty at each run while staying
-checkpointed — and so shared by every worker — during it.
+across runs on a thread. Everything else is per run: the graph's first node (``begin``) writes every
+per-run key — the reducer-backed ones through ``Overwrite`` — so the retrieval memory starts empty at
+each run while staying checkpointed (and so shared by every worker) during it. After ``begin`` every
+key exists, which is why they are all required here.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+import operator
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
+from graph.routing import Complexity
 from retrieval.memory import merge_retrieved
 
 Flow = Literal["CHAT", "AI_OPS"]
 
-
-def retrieved_reducer(
-    left: dict[str, list[str]] | None, right: dict[str, list[str]] | None
-) -> dict[str, list[str]]:
-    """Union of domain → paths (first-retrieved order); ``None`` resets to empty."""
-    if right is None:
-        return {}
-    return merge_retrieved(left, right)
+# The run's tool-calling exchange (executor / assistant), kept out of the conversation. The lookup
+# tool writes its ToolMessage here, so the tools are built with this key.
+SCRATCH = "scratch"
 
 
-def count_reducer(left: int | None, right: int | None) -> int:
-    """Sum of increments; ``None`` resets to 0 (parallel tool calls each add 1)."""
-    if right is None:
-        return 0
-    return (left or 0) + right
+class PlanStep(TypedDict):
+    """The planner's latest step, as the executor and the supervisor read it."""
+
+    instruction: str
+    domains: list[str]
+    query: str
+    service: str
+    alert: str
+    tools: list[str]
+    finish: bool
+    executed: bool  # the executor has reported on this step
+    step_start: int  # index in ``scratch`` where this step's messages begin
 
 
-def list_reducer(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
-    """Append; ``None`` resets to empty."""
-    if right is None:
-        return []
-    return [*(left or []), *right]
+class StepReport(TypedDict):
+    """What the executor reports back on one plan step."""
+
+    instruction: str
+    domains: list[str]
+    alert: str
+    report: str
+    call_ids: list[str]  # the tool calls made for this step, to find their results
 
 
-def scratch_reducer(left: list[AnyMessage] | None, right: Any) -> list[AnyMessage]:
-    """The run's working messages (tool calls and results); ``None`` resets."""
-    if right is None:
-        return []
-    return add_messages(left or [], right)
-
-
-class AgentState(TypedDict, total=False):
+class AgentState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
     session_id: str
     flow: Flow
     question: str
-    route: Literal["simple", "complex"] | None
-    # The run's tool-calling exchange (executor / assistant), kept out of the conversation.
-    scratch: Annotated[list[AnyMessage], scratch_reducer]
-    plan: dict[str, Any] | None  # the planner's latest step: instruction, domains, finish
-    executor_feedback: Annotated[list[str], list_reducer]
-    retrieved: Annotated[dict[str, list[str]], retrieved_reducer]
-    lookup_count: Annotated[int, count_reducer]
-    supervisor_turns: Annotated[int, count_reducer]
-    planner_turns: Annotated[int, count_reducer]
-    executor_steps: Annotated[int, count_reducer]
+    route: Complexity | None
+    scratch: Annotated[list[AnyMessage], add_messages]
+    plan: PlanStep | None
+    executor_feedback: Annotated[list[StepReport], operator.add]
+    # The lookup tool's action memory (tools.knowledge.LookupMemoryState): domain → paths in
+    # first-returned order, and lookups served (parallel tool calls each add 1).
+    retrieved: Annotated[dict[str, list[str]], merge_retrieved]
+    lookup_count: Annotated[int, operator.add]
+    supervisor_turns: Annotated[int, operator.add]
+    planner_turns: Annotated[int, operator.add]
+    executor_steps: Annotated[int, operator.add]
     stop_reason: str | None  # set when a hard limit ended the run
-    next: str | None  # the supervisor's routing decision
     answer: str | None
+    note: NotRequired[str | None]  # the AI-Ops input, consumed by ``begin``
 
 
-def new_run_input(question: str, session_id: str, flow: Flow = "CHAT") -> dict[str, Any]:
-    """Input for one run on a thread: the question plus a reset of every per-run field."""
+class ChatInput(TypedDict):
+    """What a chat run needs (Studio renders it as the input form)."""
+
+    question: Annotated[str, Field(description="The question, in Chinese or English.")]
+
+
+class AiOpsInput(TypedDict):
+    """An alert analysis needs no input; an operator may word the task."""
+
+    note: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="Optional: the task in your words; unset = analyse every active alert."
+            ),
+        ]
+    ]
+
+
+def run_input(question: str, flow: Flow = "CHAT") -> ChatInput | AiOpsInput:
+    """The graph input for one new run of ``flow``."""
+    return {"note": question} if flow == "AI_OPS" else {"question": question}
+
+
+def run_start(question: str, session_id: str, flow: Flow) -> dict[str, Any]:
+    """The state update that opens a run on a thread: the question, and every per-run key reset."""
     return {
+        "note": None,
         "messages": [HumanMessage(content=question)],
         "question": question,
         "session_id": session_id,
         "flow": flow,
         "route": None,
-        "scratch": None,
+        "scratch": Overwrite([]),
         "plan": None,
-        "executor_feedback": None,
-        "retrieved": None,
-        "lookup_count": None,
-        "supervisor_turns": None,
-        "planner_turns": None,
-        "executor_steps": None,
+        "executor_feedback": Overwrite([]),
+        "retrieved": Overwrite({}),
+        "lookup_count": Overwrite(0),
+        "supervisor_turns": Overwrite(0),
+        "planner_turns": Overwrite(0),
+        "executor_steps": Overwrite(0),
         "stop_reason": None,
-        "next": None,
         "answer": None,
     }

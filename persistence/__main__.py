@@ -56,12 +56,11 @@ async def _sessions(settings: Settings, args: argparse.Namespace) -> int:
         print(f"answer:\n{trace.session.answer or ''}")
         return 0
 
-    from graph.replay import Replayer
     from services import Services
 
     services = await Services.start(settings)
     try:
-        replayer = Replayer(services)
+        replayer = services.replayer()
         if args.from_checkpoint:
             result = await replayer.from_checkpoint(args.id, args.from_checkpoint)
             print(json.dumps(result.__dict__, ensure_ascii=False, indent=2))

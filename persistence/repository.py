@@ -23,6 +23,7 @@ from persistence.models import (
     CaseLibrary,
     DiagnosisSession,
     DocumentStatus,
+    KnowledgeDomain,
     KnowledgeState,
     SessionStatus,
     ToolInvocation,
@@ -259,6 +260,41 @@ async def relevance_distribution(session: AsyncSession) -> dict[str | None, int]
 
 async def add_case_once(session: AsyncSession, case: CaseLibrary) -> tuple[CaseLibrary, bool]:
     return await insert_once(session, case, session_id=case.session_id)
+
+
+# --- knowledge_domain --------------------------------------------------------------------------
+
+
+async def list_domains(session: AsyncSession) -> Sequence[KnowledgeDomain]:
+    stmt = select(KnowledgeDomain).order_by(KnowledgeDomain.name)
+    return (await session.execute(stmt)).scalars().all()
+
+
+async def domain_names(session: AsyncSession) -> set[str]:
+    return set((await session.execute(select(KnowledgeDomain.name))).scalars())
+
+
+async def delete_domain(session: AsyncSession, name: str) -> None:
+    await session.execute(sa.delete(KnowledgeDomain).where(col(KnowledgeDomain.name) == name))
+    await session.commit()
+
+
+async def save_domain(
+    session: AsyncSession, name: str, *, when_to_retrieve: str, source: str, document_count: int
+) -> None:
+    """Create or update one domain's row. When another worker creates it at the same moment,
+    theirs is kept: both were computed from the same documents."""
+    stmt = select(KnowledgeDomain).where(KnowledgeDomain.name == name)
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        row = KnowledgeDomain(name=name)
+        session.add(row)
+    row.when_to_retrieve, row.source = when_to_retrieve, source
+    row.document_count, row.updated_at = document_count, utcnow()
+    try:
+        await session.commit()
+    except sa.exc.IntegrityError:
+        await session.rollback()
 
 
 # --- api_document / knowledge_state ------------------------------------------------------------

@@ -50,7 +50,9 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
     if a["l0_titles"]:
         print("L0 matches: " + "; ".join(a["l0_titles"]))
     if a.get("route_weights"):
-        print(f"readability {a.get('readability')}  route weights {a['route_weights']}  judge {a.get('judge')}")
+        print(
+            f"readability {a.get('readability')}  route weights {a['route_weights']}  judge {a.get('judge')}"
+        )
     if a.get("documents"):
         print(f"{'source':<45} {'level':<15} {'conf':>5} {'dense':>6} {'bm25':>7}  ranks")
         for d in a["documents"]:
@@ -58,7 +60,9 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
             sim = "-" if d["dense_similarity"] is None else f"{d['dense_similarity']:.3f}"
             bm = "-" if d["bm25_score"] is None else f"{d['bm25_score']:.2f}"
             mark = " *" if d["shown"] else ""
-            print(f"{d['source']:<45} {d['level']:<15} {conf:>5} {sim:>6} {bm:>7}  {d['ranks']}{mark}")
+            print(
+                f"{d['source']:<45} {d['level']:<15} {conf:>5} {sim:>6} {bm:>7}  {d['ranks']}{mark}"
+            )
     if p["primary"]:
         print(f"\n--- primary ({p['primary']['matchType']}, {p['primary']['source']}) ---")
         print(p["primary"]["content"])
@@ -85,10 +89,15 @@ async def _run(args: argparse.Namespace) -> int:
         if args.cmd == "reindex":
             await kb.ingestion.load_catalog()
             await asyncio.to_thread(kb.store.drop)
-            print(f"dropped collection {kb.store.collection}; re-embedding with {kb.store.model_id}", file=sys.stderr)
+            print(
+                f"dropped collection {kb.store.collection}; re-embedding with {kb.store.model_id}",
+                file=sys.stderr,
+            )
             report = await kb.ingestion.init(force=True, progress=_progress)
             summary = report.as_dict()
-            print(json.dumps({k: v for k, v in summary.items() if k != "files"}, ensure_ascii=False))
+            print(
+                json.dumps({k: v for k, v in summary.items() if k != "files"}, ensure_ascii=False)
+            )
             return 1 if summary["failed"] else 0
         if args.cmd == "stats":
             await kb.ingestion.load_catalog()
@@ -108,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     ingest = sub.add_parser("ingest", help="import the knowledge-base folder")
     ingest.add_argument("--force", action="store_true", help="re-import unchanged files too")
     sub.add_parser(
-        "reindex", help="drop the vectors and import everything again (after changing the embedding model)"
+        "reindex",
+        help="drop the vectors and import everything again (after changing the embedding model)",
     )
     look = sub.add_parser("lookup", help="run one lookup and show per-route scores")
     look.add_argument("query")

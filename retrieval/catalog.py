@@ -10,16 +10,16 @@ import math
 import re
 import threading
 from collections import Counter
-from pathlib import PurePosixPath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from retrieval.chunking import split_sections
 from retrieval.documents import section_titles
 from retrieval.l0_index import L0Entry, L0Index
-from retrieval.textmatch import bigrams, overlap
 from retrieval.terms import query_terms
+from retrieval.textmatch import bigrams, overlap
 from retrieval.textnorm import split_identifier
 
 # A single word in more documents than this is a topic, not a name (see is_specific).

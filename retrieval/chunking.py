@@ -230,7 +230,9 @@ def card_text(
 CARD_HEADING = "概要 (card)"
 
 
-def with_card(chunks: list[Chunk], title: str, card: str, limit: int, count: TokenCounter) -> list[Chunk]:
+def with_card(
+    chunks: list[Chunk], title: str, card: str, limit: int, count: TokenCounter
+) -> list[Chunk]:
     """The card as chunk 0 (cut to ``limit`` tokens), then the body's chunks renumbered."""
     crumb = breadcrumb(title, (CARD_HEADING,))
     pieces = pack(split_blocks(card), max(limit - count(crumb) - 1, MIN_CHUNK_TOKENS), 0, count)

@@ -15,17 +15,16 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
-import sqlalchemy as sa
 import yaml
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
-from sqlmodel import select
 
+from persistence import repository as repo
 from persistence.db import Database
-from persistence.models import KnowledgeDomain, utcnow
+from persistence.models import KnowledgeDomain
 from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.documents import ParsedDocument, section_titles
 
@@ -49,16 +48,15 @@ def _block(data: dict[str, Any]) -> str:
     return "```json\n" + json.dumps(data, ensure_ascii=False, indent=1) + "\n```"
 
 
-async def _ask(
-    model: BaseChatModel, schema: type[BaseModel], prompt: str, data: dict[str, Any]
-) -> BaseModel:
-    name = schema.__name__
-    bound = model.bind_tools([schema], tool_choice=name)
-    reply = await bound.ainvoke([SystemMessage(prompt), HumanMessage(_block(data))])
-    calls = getattr(reply, "tool_calls", None) or []
-    if not calls:
-        raise ValueError(f"model did not call {name}")
-    return schema.model_validate(calls[0]["args"])
+S = TypeVar("S", bound=BaseModel)
+
+
+async def _ask(model: BaseChatModel, schema: type[S], prompt: str, data: dict[str, Any]) -> S:
+    structured = model.with_structured_output(schema, method="function_calling")
+    out = await structured.ainvoke([SystemMessage(prompt), HumanMessage(_block(data))])
+    if out is None:  # the parser found no call to the schema's tool
+        raise ValueError(f"model did not call {schema.__name__}")
+    return out  # type: ignore[return-value]
 
 
 def knowledge_map_yaml(categories: dict[str, list[DocInfo]], when: dict[str, str]) -> str:
@@ -130,29 +128,15 @@ class DomainService:
         groups = self.catalog.categories()
         for name in sorted(categories):
             docs = groups.get(name, [])
-            async with self.db.session() as s:
-                row = (
-                    await s.execute(select(KnowledgeDomain).where(KnowledgeDomain.name == name))
-                ).scalar_one_or_none()
-                if not docs:
-                    if row is not None:
-                        await s.delete(row)
-                        await s.commit()
-                    continue
+            if not docs:
+                async with self.db.session() as s:
+                    await repo.delete_domain(s, name)
+                continue
             when, source = await self._summarise(name, docs)
             async with self.db.session() as s:
-                row = (
-                    await s.execute(select(KnowledgeDomain).where(KnowledgeDomain.name == name))
-                ).scalar_one_or_none()
-                if row is None:
-                    row = KnowledgeDomain(name=name)
-                    s.add(row)
-                row.when_to_retrieve, row.source = when, source
-                row.document_count, row.updated_at = len(docs), utcnow()
-                try:
-                    await s.commit()
-                except sa.exc.IntegrityError:  # another worker created it first: theirs is as good
-                    await s.rollback()
+                await repo.save_domain(
+                    s, name, when_to_retrieve=when, source=source, document_count=len(docs)
+                )
 
     async def _summarise(self, name: str, docs: list[DocInfo]) -> tuple[str, str]:
         data = {
@@ -177,7 +161,7 @@ class DomainService:
     async def ensure_all(self) -> list[str]:
         """At start: generate rows for domains that have documents but no row yet."""
         async with self.db.session() as s:
-            known = set((await s.execute(select(KnowledgeDomain.name))).scalars())
+            known = await repo.domain_names(s)
         missing = set(self.catalog.categories()) - known
         if missing:
             await self.refresh(missing)
@@ -185,9 +169,7 @@ class DomainService:
 
     async def rows(self) -> list[KnowledgeDomain]:
         async with self.db.session() as s:
-            return list(
-                (await s.execute(select(KnowledgeDomain).order_by(KnowledgeDomain.name))).scalars()
-            )
+            return list(await repo.list_domains(s))
 
     async def knowledge_map(self) -> str:
         when = {r.name: r.when_to_retrieve or "" for r in await self.rows()}

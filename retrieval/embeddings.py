@@ -217,7 +217,10 @@ class SentenceTransformerEmbeddings(CachedEmbeddings):
 
 def estimate_tokens(text: str) -> int:
     """A model-free token estimate for hosted models: one per CJK character, ~4 chars per word."""
-    return sum(1 if len(m) == 1 and m >= "\u3400" else max(1, len(m) // 4 + 1) for m in _CJK_OR_WORD.findall(text))
+    return sum(
+        1 if len(m) == 1 and m >= "\u3400" else max(1, len(m) // 4 + 1)
+        for m in _CJK_OR_WORD.findall(text)
+    )
 
 
 class OpenAICompatibleEmbeddings(CachedEmbeddings):

@@ -49,7 +49,7 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
         return {}
     n = len(stats)
     return {
-        "terms_of": lambda h: (d.terms if (d := stats.by_path(h.path)) else frozenset()),
+        "terms_of": lambda h: d.terms if (d := stats.by_path(h.path)) else frozenset(),
         "idf": stats.idf,
         "max_idf": math.log((n + 1) / 0.5),
         "unknown": lambda t: stats.document_frequency(t) == 0,

@@ -378,13 +378,20 @@ class _Run:
             self._serve(doc)
             supplement.append(
                 {
-                    "content": text or self.svc.summary_for(doc, self.query)[: self.cfg.supplement_chars],
+                    "content": text
+                    or self.svc.summary_for(doc, self.query)[: self.cfg.supplement_chars],
                     "source": doc.file_path,
-                    "breadcrumb": (j.doc.chunks[0].fields.get("breadcrumb") if j.doc.chunks else doc.title),
+                    "breadcrumb": (
+                        j.doc.chunks[0].fields.get("breadcrumb") if j.doc.chunks else doc.title
+                    ),
                 }
             )
         note = f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
         msg = f"混合检索（dense + BM25 + 关键词）返回 {1 + len(supplement)} 篇文档，主结果《{primary_doc.title}》。{note}"
         return self._finish(
-            found=True, level=head.level, primary=primary, supplement=supplement, message=msg.strip()
+            found=True,
+            level=head.level,
+            primary=primary,
+            supplement=supplement,
+            message=msg.strip(),
         )

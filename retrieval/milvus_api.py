@@ -30,5 +30,8 @@ def milvus() -> SimpleNamespace:
             if hide:
                 os.environ["MILVUS_URI"] = uri
     return SimpleNamespace(
-        Milvus=Milvus, BM25BuiltInFunction=BM25BuiltInFunction, MilvusClient=MilvusClient, DataType=DataType
+        Milvus=Milvus,
+        BM25BuiltInFunction=BM25BuiltInFunction,
+        MilvusClient=MilvusClient,
+        DataType=DataType,
     )

@@ -54,7 +54,9 @@ def score_rows(judged: Sequence[Any], shown: Sequence[Any], t: Thresholds) -> li
                     "chunk_index": c.fields.get("chunk_index"),
                     "rrf": round(c.rrf, 6),
                     "dense_distance": None if d is None else round(d, 6),
-                    "dense_similarity": None if d is None else round(similarity(d, t.max_l2_distance), 6),
+                    "dense_similarity": None
+                    if d is None
+                    else round(similarity(d, t.max_l2_distance), 6),
                     "bm25_score": c.scores.get("bm25"),
                     "dense_rank": c.ranks.get("dense"),
                     "bm25_rank": c.ranks.get("bm25"),

@@ -246,7 +246,9 @@ class ChunkStore:
         try:
             self.client.alter_collection_properties(self.collection, properties=props)
         except Exception:  # a server that refuses custom properties: the dimension check remains
-            log.warning("could not record the embedding model on %s", self.collection, exc_info=True)
+            log.warning(
+                "could not record the embedding model on %s", self.collection, exc_info=True
+            )
         self._recorded = True
 
     def check_model(self) -> None:

@@ -29,7 +29,13 @@ def _docs(read_dense: bool = True):
 
 def test_evidence_of_the_top_document() -> None:
     docs = _docs()
-    x = evidence(docs, 0, read=1.0, terms=["redis", "eviction", "kafka"], text_of=lambda d: d.chunks[0].fields["text"])
+    x = evidence(
+        docs,
+        0,
+        read=1.0,
+        terms=["redis", "eviction", "kafka"],
+        text_of=lambda d: d.chunks[0].fields["text"],
+    )
     assert set(x) == set(FEATURES)
     assert x["dense_sim_read"] == pytest.approx(0.85)  # 1 - 0.3/2
     assert x["bm25_rank_inv"] == 1.0 and x["dense_rank_inv"] == 1.0 and x["agree"] == 1.0
@@ -72,13 +78,35 @@ def test_the_shipped_calibration_loads_and_separates_evidence() -> None:
     assert cal.features and cal.knots, "retrieval/calibration.json must be a fitted judge"
     assert cal.fitted_on.get("queries", 0) >= 200
     # a document both routes put first by a wide margin, holding every term of the question...
-    strong = {"dense_sim_read": 0.8, "dense_rank_inv": 1, "bm25_rank_inv": 1, "bm25_per_term": 5,
-              "bm25_margin": 0.6, "coverage": 1.0, "name_coverage": 0.8, "idf_coverage": 1.0,
-              "dense_margin": 0.2, "bm25_ratio": 1.5, "agree": 1, "rrf_margin": 0.5, "read": 1}
+    strong = {
+        "dense_sim_read": 0.8,
+        "dense_rank_inv": 1,
+        "bm25_rank_inv": 1,
+        "bm25_per_term": 5,
+        "bm25_margin": 0.6,
+        "coverage": 1.0,
+        "name_coverage": 0.8,
+        "idf_coverage": 1.0,
+        "dense_margin": 0.2,
+        "bm25_ratio": 1.5,
+        "agree": 1,
+        "rrf_margin": 0.5,
+        "read": 1,
+    }
     # ...and one that neither route favours, holding few of its terms, the rarest missing
-    weak = {"dense_sim_read": 0.2, "dense_rank_inv": 0.25, "bm25_rank_inv": 0.25,
-            "bm25_per_term": 0.3, "bm25_margin": -0.5, "coverage": 0.1, "idf_coverage": 0.1,
-            "idf_missing": 0.9, "unknown_share": 0.5, "bm25_ratio": -1.0, "read": 1}
+    weak = {
+        "dense_sim_read": 0.2,
+        "dense_rank_inv": 0.25,
+        "bm25_rank_inv": 0.25,
+        "bm25_per_term": 0.3,
+        "bm25_margin": -0.5,
+        "coverage": 0.1,
+        "idf_coverage": 0.1,
+        "idf_missing": 0.9,
+        "unknown_share": 0.5,
+        "bm25_ratio": -1.0,
+        "read": 1,
+    }
     assert cal.confidence(strong) >= 0.75 > 0.5 > cal.confidence(weak)
     assert not math.isnan(cal.confidence({}))
 
@@ -90,8 +118,14 @@ def test_dense_judge_is_the_similarity_rule_and_calibrated_uses_the_evidence() -
     dense = judge_documents(docs, judge="dense", calibration=None, **common)
     assert dense[0].level is RelevanceLevel.HIGHLY_RELEVANT  # similarity 0.85
     assert dense[1].level is RelevanceLevel.REFERENCE  # similarity 1 - 0.9/2 = 0.55
-    cal = Calibration(features=["coverage"], mean=[0.0], scale=[1.0], weights=[10.0], bias=-5.0,
-                      knots=[(0.5, 0.5), (0.9, 0.75)])
+    cal = Calibration(
+        features=["coverage"],
+        mean=[0.0],
+        scale=[1.0],
+        weights=[10.0],
+        bias=-5.0,
+        knots=[(0.5, 0.5), (0.9, 0.75)],
+    )
     judged = judge_documents(docs, judge="calibrated", calibration=cal, **common)
     assert judged[0].confidence is not None and judged[0].features["coverage"] == 1.0
     assert judged[0].level is RelevanceLevel.HIGHLY_RELEVANT

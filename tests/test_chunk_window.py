@@ -2,7 +2,7 @@
 
 from retrieval.chunking import chunk_document, with_card
 from retrieval.documents import parse_document
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 
 def _sample_docs():
@@ -32,7 +32,11 @@ def test_no_truncation_warning_when_the_sample_kb_is_chunked_and_embedded(caplog
     texts = []
     for doc in _sample_docs():
         body = chunk_document(
-            doc.title, doc.body, size=500, overlap=50, count=fresh.count_tokens,
+            doc.title,
+            doc.body,
+            size=500,
+            overlap=50,
+            count=fresh.count_tokens,
             window=fresh.max_tokens,
         )
         texts += [c.indexed_text for c in body]

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from graph.prompts import NAMES, PROMPTS_DIR, PromptError, load_prompts
+from graph.prompts import NAMES, PromptError, load_prompts
 from retrieval.documents import parse_document
-from tests.conftest import kb_settings
+from settings import SHIPPED_PROMPTS_DIR
+from tests.support.kb import started_services
 
 PLAIN = "# 磁盘满处理\n\n先清理 /var/log 下的旧日志，再扩容磁盘。\n\n## 清理步骤\n执行 du -sh。\n\n## 扩容\n在线扩容 LVM。\n"
 
@@ -29,13 +30,8 @@ class BrokenModel(BaseChatModel):
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory, embeddings):
-    from services import Services
-
-    svc = await Services.start(
-        kb_settings(tmp_path_factory.mktemp("domains")), embeddings=embeddings
-    )
-    yield svc
-    await svc.close()
+    async with started_services(tmp_path_factory.mktemp("domains"), embeddings) as svc:
+        yield svc
 
 
 async def test_domains_generated_at_start_and_map_is_yaml(stack) -> None:
@@ -70,7 +66,7 @@ async def test_model_failure_falls_back(stack, monkeypatch: pytest.MonkeyPatch) 
 
 def test_missing_prompt_file_stops_startup_naming_it(tmp_path: Path) -> None:
     for name in NAMES:
-        shutil.copy(PROMPTS_DIR / f"{name}.md", tmp_path / f"{name}.md")
+        shutil.copy(SHIPPED_PROMPTS_DIR / f"{name}.md", tmp_path / f"{name}.md")
     assert load_prompts(tmp_path)["chat_executor"]
     (tmp_path / "aiops_planner.md").unlink()
     with pytest.raises(PromptError, match="aiops_planner.md"):
@@ -78,3 +74,19 @@ def test_missing_prompt_file_stops_startup_naming_it(tmp_path: Path) -> None:
     (tmp_path / "aiops_planner.md").write_text("no map slot here", encoding="utf-8")
     with pytest.raises(PromptError, match="knowledge_map"):
         load_prompts(tmp_path)
+
+
+def test_prompts_dir_setting_chooses_the_folder_start_up_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services import Services
+    from settings import load_settings
+
+    folder = tmp_path / "site-prompts"
+    folder.mkdir()
+    for name in NAMES:
+        shutil.copy(SHIPPED_PROMPTS_DIR / f"{name}.md", folder / f"{name}.md")
+    (folder / "chat_answer.md").unlink()
+    monkeypatch.setenv("PROMPTS_DIR", str(folder))
+    with pytest.raises(PromptError, match="site-prompts/chat_answer.md"):
+        Services.build(load_settings())

@@ -10,8 +10,8 @@ import pytest
 
 from retrieval.embeddings import OpenAICompatibleEmbeddings
 from retrieval.store import EmbeddingMismatch
-from tests.conftest import build_kb, kb_settings
-from tests.embeddings_stub import StubEmbeddings
+from tests.support.kb import build_kb, kb_settings
+from tests.support.embeddings_stub import StubEmbeddings
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,9 @@ async def test_a_hosted_endpoint_embeds_imports_and_lookups(tmp_path: Path, endp
 
 
 async def test_a_wrong_dimension_is_named(tmp_path: Path, endpoint) -> None:
-    emb = OpenAICompatibleEmbeddings(model=endpoint.name, base_url=endpoint.base_url, dimension=1024)
+    emb = OpenAICompatibleEmbeddings(
+        model=endpoint.name, base_url=endpoint.base_url, dimension=1024
+    )
     with pytest.raises(ValueError, match="384-d vectors.*dimension says 1024"):
         emb.embed_documents(["x"])
 
@@ -63,7 +65,9 @@ async def test_another_model_stops_start_up_and_reindex_switches(
     with pytest.raises(EmbeddingMismatch) as err:
         await local.start()
     text = str(err.value)
-    assert "openai:bge-m3-stub" in text and "local:" in text and "python -m retrieval reindex" in text
+    assert (
+        "openai:bge-m3-stub" in text and "local:" in text and "python -m retrieval reindex" in text
+    )
     await local.close()
     await local.db.dispose()
 

@@ -7,7 +7,12 @@ def hit(pk: str, path: str, score: float, **fields: object) -> RouteHit:
     return RouteHit(pk, score, {"file_path": path, "chunk_index": int(pk[-1]), **fields})
 
 
-DENSE = [hit("a:1", "a.md", 0.2), hit("a:2", "a.md", 0.3), hit("a:3", "a.md", 0.4), hit("b:1", "b.md", 0.5)]
+DENSE = [
+    hit("a:1", "a.md", 0.2),
+    hit("a:2", "a.md", 0.3),
+    hit("a:3", "a.md", 0.4),
+    hit("b:1", "b.md", 0.5),
+]
 BM25 = [
     hit("b:1", "b.md", 9.0, dense_distance=0.5),
     hit("a:2", "a.md", 7.0, dense_distance=0.3),
@@ -34,7 +39,9 @@ def test_every_chunk_keeps_its_dense_distance_and_chunks_are_ordered() -> None:
 
 
 def test_a_zero_weight_route_has_no_vote() -> None:
-    docs = fuse_documents({DENSE_ROUTE: DENSE, BM25_ROUTE: BM25}, {DENSE_ROUTE: 0.0, BM25_ROUTE: 1.0})
+    docs = fuse_documents(
+        {DENSE_ROUTE: DENSE, BM25_ROUTE: BM25}, {DENSE_ROUTE: 0.0, BM25_ROUTE: 1.0}
+    )
     assert [d.path for d in docs] == ["b.md", "a.md", "c.md"]
 
 

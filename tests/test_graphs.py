@@ -1,17 +1,23 @@
-"""Whole runs on the offline model, FS-3/FS-4/FS-5 in the graphs, hard limits and tool errors."""
+"""Whole runs on the offline model, FS-3/FS-4/FS-5 in the graphs, hard limits, tool errors, the
+supervisor's loop guard and the per-run input."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import uuid
 
 import pytest
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.context import Context
-from graph.state import new_run_input
-from tests.conftest import ModelInputs, all_keys
+from graph.graphs import compile_graphs
+from graph.state import run_input
+from tests.support.payloads import all_keys
+from tests.support.spies import ModelInputs
 
 SCORE_KEYS = {
     "score",
@@ -38,9 +44,7 @@ async def run(
         "configurable": {"thread_id": thread or uuid.uuid4().hex},
         "callbacks": callbacks or [],
     }
-    return await graph.ainvoke(
-        new_run_input(question, uuid.uuid4().hex, flow), config, context=context or Context()
-    )
+    return await graph.ainvoke(run_input(question, flow), config, context=context or Context())
 
 
 def lookups(state) -> list[dict]:
@@ -167,21 +171,14 @@ async def test_hard_limits_end_the_run_cleanly(services) -> None:
     assert "未被分析" in report["answer"]
 
 
-async def test_tool_errors_reach_the_model_as_messages(
-    services, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_tool_errors_reach_the_model_as_messages(services) -> None:
     from tools.observability import make_logs_tool
 
     dead = make_logs_tool("http://127.0.0.1:9", timeout=1.0)  # nothing listens on port 9
-    tools = [dead if t.name == "query_logs" else t for t in services.tools]
-    from graph.graphs import compile_graphs
-
-    monkeypatch.setattr(services, "tools", tools)
-    graphs = compile_graphs(services, services.checkpointer)
+    tools = [dead if t.name == "query_logs" else t for t in services.deps.tools]
+    graphs = compile_graphs(dataclasses.replace(services.deps, tools=tools), services.checkpointer)
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    out = await graphs.aiops.ainvoke(
-        new_run_input("分析当前告警", "s-dead", "AI_OPS"), config, context=Context()
-    )
+    out = await graphs.aiops.ainvoke(run_input("分析当前告警", "AI_OPS"), config, context=Context())
     errors = [m for m in out["scratch"] if isinstance(m, ToolMessage) and m.status == "error"]
     assert errors and "cannot reach" in errors[0].content
     assert "query_logs 调用失败" in out["answer"]
@@ -192,7 +189,7 @@ async def test_offline_model_streams_tokens(services) -> None:
     chunks = []
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     async for msg, meta in graph.astream(
-        new_run_input("ERR_TIMEOUT 是什么意思", "s-stream"),
+        run_input("ERR_TIMEOUT 是什么意思"),
         config,
         stream_mode="messages",
         context=Context(),
@@ -210,3 +207,70 @@ async def test_answer_ends_with_the_sources_it_used(services) -> None:
     out = await run(services, "Redis OOM command not allowed 怎么处理")
     assert out["answer"].rstrip().endswith("infrastructure/redis-config.md")
     assert isinstance(out["messages"][-1], AIMessage)
+
+
+class _Supervisor(BaseChatModel):
+    """A supervisor model that always says the same thing: a Route call, or prose."""
+
+    reply: dict
+
+    @property
+    def _llm_type(self) -> str:
+        return "fixed-supervisor"
+
+    def bind_tools(self, tools, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(**self.reply))])
+
+
+class _Models:
+    def __init__(self, base, supervisor: BaseChatModel) -> None:  # noqa: ANN001
+        self.base, self.supervisor = base, supervisor
+
+    def for_role(self, role: str, ctx=None):  # noqa: ANN001, ANN201
+        return self.supervisor if role == "supervisor" else self.base.for_role(role, ctx)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # Always "executor" — before any plan, after a step was executed, after FINISH.
+        {
+            "content": "",
+            "tool_calls": [{"name": "Route", "args": {"next": "executor"}, "id": "r1"}],
+        },
+        {"content": "我认为可以继续。"},  # prose, no decision at all
+    ],
+    ids=["always-executor", "prose"],
+)
+async def test_a_wrong_or_silent_supervisor_cannot_break_the_loop(services, reply) -> None:  # noqa: ANN001
+    deps = dataclasses.replace(
+        services.deps, models=_Models(services.deps.models, _Supervisor(reply=reply))
+    )
+    graphs = compile_graphs(deps, services.checkpointer)
+    inputs = ModelInputs()
+    q = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
+    out = await graphs.chat.ainvoke(
+        run_input(q),
+        {"configurable": {"thread_id": uuid.uuid4().hex}, "callbacks": [inputs.handler]},
+        context=Context(),
+    )
+    nodes = [n for n, _ in inputs.calls]
+    assert nodes.index("planner") < nodes.index("executor") < nodes.index("answer")
+    assert set(out["retrieved"]) == {"api", "infrastructure"} and out["stop_reason"] is None
+    assert "api/payment-errors.md" in out["answer"]
+
+
+async def test_aiops_note_words_the_task_for_one_run_only(services) -> None:  # noqa: ANN001
+    from graph.aiops import AIOPS_TASK
+
+    thread = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    noted = await services.graphs.aiops.ainvoke(
+        {"note": "重点关注支付网关"}, thread, context=Context()
+    )
+    assert noted["question"] == "重点关注支付网关" and "## 结论" in noted["answer"]
+    plain = await services.graphs.aiops.ainvoke({}, thread, context=Context())
+    assert plain["question"] == AIOPS_TASK  # the earlier note is not reused
+    assert plain["messages"][-2].content == AIOPS_TASK and len(plain["messages"]) == 4

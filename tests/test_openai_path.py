@@ -1,7 +1,8 @@
-"""The same graphs through ``ChatOpenAI`` against a local OpenAI-protocol server (tests/openai_stub)."""
+"""The same graphs through ``ChatOpenAI`` against a local OpenAI-protocol server (tests/support/openai_stub.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 
@@ -10,11 +11,12 @@ from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
 from graph.context import Context
+from graph.graphs import compile_graphs
 from graph.models import ModelFactory
-from graph.state import new_run_input
+from graph.state import run_input
 from settings import load_settings
-from tests.conftest import ModelInputs
-from tests.openai_stub import StubLLM
+from tests.support.openai_stub import StubLLM
+from tests.support.spies import ModelInputs
 
 
 @pytest.fixture
@@ -29,7 +31,8 @@ def openai_services(services, stub, monkeypatch):  # noqa: ANN001
     settings = load_settings(
         llm_base_url=stub.base_url, llm_model="stub-model", llm_api_key="k", llm_max_retries=0
     )
-    monkeypatch.setattr(services, "models", ModelFactory(settings))
+    deps = dataclasses.replace(services.deps, models=ModelFactory(settings))
+    monkeypatch.setattr(services, "graphs", compile_graphs(deps, services.checkpointer))
     return services
 
 
@@ -43,7 +46,7 @@ def test_factory_picks_the_endpoint_or_offline(stub) -> None:  # noqa: ANN001
 
 async def test_simple_run_over_the_wire(openai_services, stub) -> None:  # noqa: ANN001
     out = await openai_services.graphs.chat.ainvoke(
-        new_run_input("ERR_TIMEOUT 是什么意思", uuid.uuid4().hex),
+        run_input("ERR_TIMEOUT 是什么意思"),
         {"configurable": {"thread_id": uuid.uuid4().hex}},
         context=Context(),
     )
@@ -63,7 +66,7 @@ async def test_complex_and_aiops_runs_over_the_wire(openai_services, stub) -> No
     inputs = ModelInputs()
     q = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
     out = await openai_services.graphs.chat.ainvoke(
-        new_run_input(q, uuid.uuid4().hex),
+        run_input(q),
         {"configurable": {"thread_id": uuid.uuid4().hex}, "callbacks": [inputs.handler]},
         context=Context(),
     )
@@ -71,7 +74,7 @@ async def test_complex_and_aiops_runs_over_the_wire(openai_services, stub) -> No
     tool_names = [t["function"]["name"] for r in stub.requests for t in r.get("tools") or []]
     assert {"Route", "Plan", "lookup_knowledge"} <= set(tool_names)
     report = await openai_services.graphs.aiops.ainvoke(
-        new_run_input("分析当前告警", uuid.uuid4().hex, "AI_OPS"),
+        run_input("分析当前告警", "AI_OPS"),
         {"configurable": {"thread_id": uuid.uuid4().hex}},
         context=Context(),
     )

@@ -18,14 +18,9 @@ from persistence import repository as repo
 from persistence.evaluation import Call, evidence_score
 from persistence.feedback import FeedbackError, SessionNotFound, submit_feedback
 from persistence.models import CaseLibrary
-from tests.conftest import (
-    MYSQL_SKIP,
-    ModelInputs,
-    _create_mysql_db,
-    _drop_mysql_db,
-    kb_settings,
-    mysql_server_url,
-)
+from tests.support.kb import started_services
+from tests.support.scripted_model import VARIANTS, ScriptedFactory, ScriptedModel
+from tests.support.spies import ModelInputs
 
 COMPLEX = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
 
@@ -35,31 +30,20 @@ async def _trace(services, sid: str):  # noqa: ANN001, ANN202
         return await repo.get_trace(db, sid)
 
 
-@pytest.fixture(params=["sqlite", "mysql"])
+@pytest.fixture(params=["sqlite", pytest.param("mysql", marks=pytest.mark.mysql)])
 async def stack(request, tmp_path_factory, embeddings, services):  # noqa: ANN001
     """The shared SQLite stack, or a MariaDB-backed one (records and checkpoints in MariaDB)."""
     if request.param == "sqlite":
         yield services
         return
-    server = mysql_server_url()
-    if not server:
-        pytest.skip(MYSQL_SKIP)
-    from services import Services
-
-    mysql = await _create_mysql_db(server)
-    svc = await Services.start(
-        kb_settings(tmp_path_factory.mktemp("mysql-stack"), database_url=mysql),
-        embeddings=embeddings,
-    )
-    try:
+    async with started_services(
+        tmp_path_factory.mktemp("mysql-stack"), embeddings, mysql=True
+    ) as svc:
         yield svc
-    finally:
-        await svc.close()
-        await _drop_mysql_db(server, mysql)
 
 
 async def test_one_chat_run_leaves_a_complete_trace(stack) -> None:  # noqa: ANN001
-    runner, inputs = Runner(stack), ModelInputs()
+    runner, inputs = stack.runner(), ModelInputs()
     before = await _distribution(stack)
     result = await _run_with(runner, COMPLEX, inputs)
     await runner.drain()
@@ -114,15 +98,14 @@ async def _distribution(stack) -> dict:  # noqa: ANN001
 
 
 async def test_dedup_and_budget_are_recorded(services) -> None:  # noqa: ANN001
-    from tests.test_iss002 import VARIANTS, ScriptedFactory, ScriptedModel
-
     view = dataclasses.replace(
-        services, models=ScriptedFactory(ScriptedModel(queries=VARIANTS[:10], sent_tokens=[]))
+        services.deps,
+        models=ScriptedFactory(ScriptedModel(queries=VARIANTS[:10], sent_tokens=[])),
     )
     from graph.graphs import compile_graphs
 
     graphs = compile_graphs(view, services.checkpointer)
-    runner = Runner(services)
+    runner = services.runner()
     result = await runner.run(
         "连接池问题", graph=graphs.chat, context=Context(max_executor_steps=15)
     )
@@ -159,9 +142,9 @@ async def test_failing_model_fails_the_run_with_partial_trace_and_resume_does_no
 ) -> None:  # noqa: ANN001
     from graph.graphs import compile_graphs
 
-    flaky = FlakyModels(services.models, fail_at=5)
-    graphs = compile_graphs(dataclasses.replace(services, models=flaky), services.checkpointer)
-    runner = Runner(dataclasses.replace(services, graphs=graphs))
+    flaky = FlakyModels(services.deps.models, fail_at=5)
+    graphs = compile_graphs(dataclasses.replace(services.deps, models=flaky), services.checkpointer)
+    runner = Runner(services.db, graphs)
     failed = await runner.run(COMPLEX)
     await runner.drain()
     trace = await _trace(services, failed.session_id)
@@ -186,12 +169,10 @@ async def test_failing_tool_is_recorded_and_the_run_goes_on(services, monkeypatc
 
     tools = [
         make_logs_tool("http://127.0.0.1:9", timeout=1.0) if t.name == "query_logs" else t
-        for t in services.tools
+        for t in services.deps.tools
     ]
-    view = dataclasses.replace(services, tools=tools)
-    runner = Runner(
-        dataclasses.replace(services, graphs=compile_graphs(view, services.checkpointer))
-    )
+    view = dataclasses.replace(services.deps, tools=tools)
+    runner = Runner(services.db, compile_graphs(view, services.checkpointer))
     result = await runner.run("分析当前告警", flow="AI_OPS")
     trace = await _trace(services, result.session_id)
     failed = [i for i in trace.invocations if not i.success]
@@ -220,7 +201,7 @@ def test_evidence_score_factors() -> None:
 
 
 async def test_feedback(services) -> None:  # noqa: ANN001
-    runner = Runner(services)
+    runner = services.runner()
     result = await runner.run("ERR_TIMEOUT 是什么意思")
     with pytest.raises(FeedbackError):
         await submit_feedback(services.db, result.session_id, "meh")
@@ -255,10 +236,10 @@ async def test_feedback(services) -> None:  # noqa: ANN001
     assert row.feedback == "useful" and row.status == "SUCCESS"
 
 
-async def test_replay_reproduces_and_names_the_first_divergence(services, monkeypatch) -> None:  # noqa: ANN001
-    runner = Runner(services)
+async def test_replay_reproduces_and_names_the_first_divergence(services) -> None:  # noqa: ANN001
+    runner = services.runner()
     original = await runner.run(COMPLEX)
-    replayer = Replayer(services)
+    replayer = services.replayer()
     report = await replayer.rerun(original.session_id)
     assert report["identical"] is True and report["same_answer"] and report["status"] == "SUCCESS"
     replay_trace = await _trace(services, report["replay_session_id"])
@@ -268,11 +249,12 @@ async def test_replay_reproduces_and_names_the_first_divergence(services, monkey
         (i.tool_name, i.input_params) for i in orig_trace.invocations
     ]
     # Edit the planner prompt: the first planner step's input changes, and the report says so.
-    texts = dict(services.prompts.texts)
+    texts = dict(services.deps.prompts.texts)
     texts["chat_planner"] = texts["chat_planner"].replace(
         "你是 SuperBiz Agent 的规划者", "你是一名严谨的规划者"
     )
-    monkeypatch.setattr(services, "prompts", Prompts(texts))
+    edited = dataclasses.replace(services.deps, prompts=Prompts(texts))
+    replayer = Replayer(services.db, services.graphs, services.checkpointer, edited)
     changed = await replayer.rerun(original.session_id)
     first = changed["first_divergence"]
     assert changed["identical"] is False
@@ -280,9 +262,9 @@ async def test_replay_reproduces_and_names_the_first_divergence(services, monkey
 
 
 async def test_time_travel_from_a_mid_run_checkpoint(services) -> None:  # noqa: ANN001
-    runner = Runner(services)
+    runner = services.runner()
     original = await runner.run(COMPLEX)
-    replayer = Replayer(services)
+    replayer = services.replayer()
     checkpoints = await replayer.checkpoints(original.session_id)
     assert checkpoints[0]["source"] == "input" and len(checkpoints) > 10
     middle = next(c for c in checkpoints if c["next"] == ["planner"] and c["step"] > 5)
@@ -300,7 +282,7 @@ async def test_time_travel_from_a_mid_run_checkpoint(services) -> None:  # noqa:
 async def test_cli_lists_and_shows_sessions(services, capsys, monkeypatch) -> None:  # noqa: ANN001
     from persistence.__main__ import _sessions
 
-    result = await Runner(services).run("Flyway checksum mismatch 怎么修")
+    result = await services.runner().run("Flyway checksum mismatch 怎么修")
     import argparse
 
     assert (

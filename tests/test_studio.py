@@ -1,9 +1,10 @@
-"""`langgraph dev --port 2025` serves both graphs offline; a run through langgraph-sdk completes."""
+"""`langgraph dev --port 2025` serves both graphs offline with input forms; a run through
+langgraph-sdk completes."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -12,10 +13,29 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import ROOT
-from tests.processes import stop_process
+from tests.support.kb import copy_fixture_kb
+from tests.support.paths import ROOT
+from tests.support.processes import stop_process
+
+pytestmark = pytest.mark.slow  # a langgraph dev server process
 
 PORT = 2025  # 2024 is taken on these machines
+
+
+def config_outside_checkout(work: Path) -> Path:
+    """The repository's langgraph.json with its paths made absolute, written into ``work``.
+
+    ``langgraph dev`` keeps its in-memory runs under ``./.langgraph_api`` and resolves graph paths
+    from its working directory; running it in ``work`` keeps the checkout clean."""
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    config["dependencies"] = [str((ROOT / d).resolve()) for d in config["dependencies"]]
+    config["graphs"] = {
+        name: f"{(ROOT / spec.split(':')[0]).resolve()}:{spec.split(':')[1]}"
+        for name, spec in config["graphs"].items()
+    }
+    path = work / "langgraph.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
 
 
 def _wait_ok(proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
@@ -39,7 +59,7 @@ def studio(tmp_path: Path):
     exe = Path(os.sys.executable).with_name("langgraph")
     if not exe.exists():
         pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
-    shutil.copytree(ROOT / "knowledge_base", tmp_path / "kb")
+    copy_fixture_kb(tmp_path / "kb")
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'studio.db'}",
@@ -48,6 +68,7 @@ def studio(tmp_path: Path):
         "DATA_DIR": str(tmp_path),
         "LANGSMITH_TRACING": "false",
         "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
     }
     log = tmp_path / "langgraph-dev.log"  # outside the repository
     with log.open("wb") as out:
@@ -60,9 +81,9 @@ def studio(tmp_path: Path):
                 "--no-browser",
                 "--no-reload",
                 "--config",
-                str(ROOT / "langgraph.json"),
+                str(config_outside_checkout(tmp_path)),
             ],
-            cwd=ROOT,
+            cwd=tmp_path,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -83,17 +104,16 @@ async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
     out = await client.runs.wait(
         None,
         "chat",
-        input={
-            "messages": [{"role": "user", "content": question}],
-            "question": question,
-            "session_id": "studio-1",
-            "flow": "CHAT",
-        },
+        input={"question": question},  # what Studio's input form sends
     )
     assert "api/payment-errors.md" in out["answer"]
-    schema = await client.assistants.get_schemas(
-        next(a["assistant_id"] for a in assistants if a["graph_id"] == "chat")
-    )
+    by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
+    schema = await client.assistants.get_schemas(by_graph["chat"])
     assert (
         "lookup_budget" in schema["context_schema"]["properties"]
     )  # Studio shows the per-run knobs
+    # Studio renders the input schema as a form: a question for chat, an optional note for AI-Ops.
+    assert set(schema["input_schema"]["properties"]) == {"question"}
+    assert schema["input_schema"]["required"] == ["question"]
+    aiops = (await client.assistants.get_schemas(by_graph["aiops"]))["input_schema"]
+    assert set(aiops["properties"]) == {"note"} and not aiops.get("required")

@@ -1,26 +1,26 @@
 """``lookup_knowledge``: the hybrid knowledge-base lookup as a LangChain tool with action memory.
 
-The session's memory is read from graph state and updated through the returned ``Command``; the
-model sees only the payload (no scores); raw scores travel as the ToolMessage's ``artifact``.
+The session's memory is read from graph state (``retrieved``, ``lookup_count``) and updated through
+the returned ``Command``; the model sees only the payload (no scores); raw scores travel as the
+ToolMessage's ``artifact``. The tool knows nothing of the graph: the graph tells it where its
+ToolMessages go (``messages_key``), and a run's knobs arrive as anything shaped like ``LookupKnobs``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import replace
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
+from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
-from graph.context import Context
 from retrieval.knowledge import KnowledgeBase
 from retrieval.lookup import LookupConfig
 from retrieval.memory import SessionMemory
-from retrieval.relevance import Thresholds
-
-SCRATCH = "scratch"
 
 DESCRIPTION = (
     "Search the SRE knowledge base (runbooks) for a question or keywords. Returns found, primary "
@@ -30,20 +30,39 @@ DESCRIPTION = (
 )
 
 
-def run_config(base: LookupConfig, ctx: Context | None) -> LookupConfig:
-    """Apply a run's Context overrides (budget, thresholds) to the service's configuration."""
-    if ctx is None:
+@runtime_checkable
+class LookupKnobs(Protocol):
+    """A run's overrides of the lookup configuration; ``None`` keeps the configured value."""
+
+    lookup_budget: int | None
+    highly_relevant_threshold: float | None
+    reference_threshold: float | None
+    max_l2_distance: float | None
+
+
+class LookupMemoryState(TypedDict, total=False):
+    """The state keys the tool reads; its ``Command`` writes the same two plus the messages key."""
+
+    retrieved: dict[str, list[str]]  # domain → paths already returned this run (union reducer)
+    lookup_count: int  # lookups served this run (summing reducer)
+
+
+def run_config(base: LookupConfig, knobs: LookupKnobs | None) -> LookupConfig:
+    """Apply a run's overrides (budget, thresholds) to the service's configuration."""
+    if knobs is None:
         return base
     t = base.thresholds
-    thresholds = Thresholds(
-        max_l2_distance=ctx.max_l2_distance if ctx.max_l2_distance > 0 else t.max_l2_distance,
-        highly_relevant=ctx.highly_relevant_threshold
-        if ctx.highly_relevant_threshold >= 0
-        else t.highly_relevant,
-        reference=ctx.reference_threshold if ctx.reference_threshold >= 0 else t.reference,
+    thresholds = replace(
+        t,
+        max_l2_distance=_given(knobs.max_l2_distance, t.max_l2_distance),
+        highly_relevant=_given(knobs.highly_relevant_threshold, t.highly_relevant),
+        reference=_given(knobs.reference_threshold, t.reference),
     )
-    budget = ctx.lookup_budget if ctx.lookup_budget > 0 else base.budget
-    return LookupConfig(**{**base.__dict__, "thresholds": thresholds, "budget": budget})
+    return replace(base, thresholds=thresholds, budget=_given(knobs.lookup_budget, base.budget))
+
+
+def _given(value: Any, default: Any) -> Any:
+    return default if value is None else value
 
 
 def tool_message(
@@ -55,21 +74,23 @@ def tool_message(
     )
 
 
-def make_lookup_tool(kb: KnowledgeBase) -> BaseTool:
+def make_lookup_tool(kb: KnowledgeBase, *, messages_key: str) -> BaseTool:
     @tool("lookup_knowledge", description=DESCRIPTION)
-    async def lookup_knowledge(query: str, runtime: ToolRuntime[Context, dict]) -> Command:
+    async def lookup_knowledge(
+        query: str, runtime: ToolRuntime[LookupKnobs, LookupMemoryState]
+    ) -> Command:
         state = runtime.state or {}
         before = int(state.get("lookup_count") or 0)
         memory = SessionMemory.of(state.get("retrieved"), before)
-        ctx = runtime.context if isinstance(runtime.context, Context) else None
-        config = run_config(kb.lookup_service.config, ctx)
+        knobs = runtime.context if isinstance(runtime.context, LookupKnobs) else None
+        config = run_config(kb.lookup_service.config, knobs)
         outcome = await kb.alookup(query, memory, config=config)
         msg = tool_message(outcome.payload, runtime, "lookup_knowledge", outcome.artifact)
         return Command(
             update={
                 "retrieved": outcome.served,
                 "lookup_count": outcome.memory.lookups - before,
-                SCRATCH: [msg],
+                messages_key: [msg],
             }
         )
 

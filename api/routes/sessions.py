@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import JsonWriter, RunnerDep, ServicesDep, Writer
+from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Checkpoint,
@@ -17,11 +17,10 @@ from api.schemas import (
     SessionTraceOut,
     camelize,
 )
-from graph.replay import Replayer
 from persistence import repository as repo
 
-router = APIRouter(prefix="/api/sessions", tags=["sessions"])
-ERRORS = responses(400, 401, 404, 415, 422, 503)
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
+ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
 
 
 def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
@@ -67,12 +66,12 @@ async def get_session(services: ServicesDep, session_id: str) -> Any:
 @router.get("/{session_id}/checkpoints", response_model=list[Checkpoint], responses=ERRORS)
 async def checkpoints(services: ServicesDep, session_id: str) -> Any:
     try:
-        return await Replayer(services).checkpoints(session_id)
+        return await services.replayer().checkpoints(session_id)
     except LookupError as exc:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
 
-@router.post("/{session_id}/resume", dependencies=Writer, responses=ERRORS)
+@router.post("/{session_id}/resume", responses=ERRORS)
 async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
     session, with its retrieval memory, and without writing any step twice."""
@@ -85,14 +84,14 @@ async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     return camelize(result.__dict__)
 
 
-@router.post("/{session_id}/replay", dependencies=JsonWriter, responses=ERRORS)
+@router.post("/{session_id}/replay", dependencies=JsonBody, responses=ERRORS)
 async def replay(
     services: ServicesDep, session_id: str, body: ReplayRequest | None = None
 ) -> dict[str, Any]:
     """``rerun``: replay with the recorded model outputs and report divergence; ``checkpoint``:
     continue from one of the session's checkpoints (time travel)."""
     body = body or ReplayRequest()
-    replayer = Replayer(services)
+    replayer = services.replayer()
     try:
         if body.mode == "checkpoint":
             if not body.checkpoint_id:

@@ -15,8 +15,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
-from graph.evidence import Evidence, after_last_human, all_sources, collect
-from graph.offline.text import json_block, select_lines, terms, unique, yaml_block
+from graph.evidence import Evidence, after_last_human, collect
+from graph.extractive import extractive_answer
+from graph.offline.text import json_block, terms, unique, yaml_block
+from graph.rules import aiops_step, next_agent
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
 WANTS_TIME = re.compile(r"几点|时间|日期|今天|现在|\bnow\b|\btime\b|\bdate\b|\btoday\b", re.I)
@@ -135,51 +137,7 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
                     content="", tool_calls=[_call("lookup_knowledge", {"query": alt}, salt, 2)]
                 )
     question = spec.get("question") or _strip_json(task)
-    return AIMessage(content=compose(question, evs, report=(role == "executor")))
-
-
-def compose(question: str, evs: Sequence[Evidence], *, report: bool = False) -> str:
-    """An extractive answer: the lines of each returned document that match the question."""
-    parts: list[str] = []
-    found_any = False
-    for ev in evs:
-        if ev.tool == "lookup_knowledge":
-            if not ev.ok:
-                parts.append(f"知识库检索失败：{ev.text[:200]}")
-                continue
-            contents = ev.contents()
-            for source, text in contents:
-                if not text or "," in source:
-                    continue
-                found_any = True
-                lines = select_lines(question, text, 6)
-                parts.append(f"**{source}**\n" + "\n".join(f"- {ln}" for ln in lines))
-            if not contents and ev.data.get("message"):
-                parts.append(f"（{ev.data['message']}）")
-        elif ev.tool == "query_prometheus_alerts" and ev.ok:
-            items = [
-                f"- [{a['severity']}] {a['alertname']}（{a['service']}）：{a['summary']}"
-                for a in ev.data.get("alerts", [])
-            ]
-            parts.append("**活跃告警**\n" + ("\n".join(items) or "- 无"))
-        elif ev.tool == "query_logs" and ev.ok:
-            lines = [
-                f"- {x.get('ts', '')} {x.get('message', '')}" for x in ev.data.get("lines", [])[-5:]
-            ]
-            parts.append(
-                f"**{ev.data.get('service', '')} 日志**\n" + ("\n".join(lines) or "- 无匹配日志")
-            )
-        elif ev.tool == "get_current_time" and ev.ok:
-            parts.append(f"当前时间：{ev.data.get('local', ev.text)}")
-        elif not ev.ok:
-            parts.append(f"{ev.tool} 调用失败：{ev.text[:200]}")
-    sources = all_sources(evs)
-    head = "执行结果：" if report else "根据知识库检索结果："
-    if not found_any and any(e.tool == "lookup_knowledge" for e in evs):
-        parts.append(f"知识库中未找到与「{question[:60]}」足够相关的文档。")
-    body = "\n\n".join(parts) if parts else f"没有可用的工具结果来回答「{question[:60]}」。"
-    tail = f"\n\n来源：{'、'.join(sources)}" if sources else ""
-    return f"{head}\n\n{body}{tail}"
+    return AIMessage(content=extractive_answer(question, evs, report=(role == "executor")))
 
 
 # --- coordinating roles -----------------------------------------------------------------------
@@ -187,17 +145,10 @@ def compose(question: str, evs: Sequence[Evidence], *, report: bool = False) -> 
 
 def supervise(messages: Sequence[AnyMessage]) -> AIMessage:
     state = json_block(_task(messages)) or {}
-    plan = state.get("plan")
     if state.get("turns", 0) >= state.get("max_turns", 10**6):
         nxt, why = "finish", "达到调度轮次上限"
-    elif not plan:
-        nxt, why = "planner", "还没有计划"
-    elif plan.get("finish"):
-        nxt, why = "finish", "规划者声明 FINISH"
-    elif not plan.get("executed"):
-        nxt, why = "executor", "有待执行的计划步骤"
     else:
-        nxt, why = "planner", "上一步已执行，规划下一步"
+        nxt, why = next_agent(state.get("plan"))
     return AIMessage(content="", tool_calls=[_call("Route", {"next": nxt, "reason": why}, state)])
 
 
@@ -263,39 +214,11 @@ def plan_chat(question: str, system: str, done: list[str]) -> dict[str, Any]:
     return {"instruction": "", "domains": [], "finish": True}
 
 
-def plan_aiops(state: dict[str, Any]) -> dict[str, Any]:
-    if not state.get("alerts_checked"):
-        return {
-            "instruction": "查询当前活跃告警（query_prometheus_alerts）",
-            "domains": [],
-            "tools": ["query_prometheus_alerts"],
-            "finish": False,
-        }
-    done = set(state.get("analyzed", []))
-    for a in state.get("alerts", []):
-        if a["alertname"] in done:
-            continue
-        labels = a.get("labels", {})
-        query = " ".join(
-            unique([a["alertname"], labels.get("error_code", ""), a.get("summary", "")])
-        )
-        return {
-            "instruction": f"分析告警 {a['alertname']}（服务 {a['service']}，级别 {a['severity']}）：检索处理手册并查询服务 {a['service']} 的错误日志",
-            "domains": [],
-            "query": query,
-            "service": a["service"],
-            "alert": a["alertname"],
-            "tools": ["lookup_knowledge", "query_logs"],
-            "finish": False,
-        }
-    return {"instruction": "", "domains": [], "finish": True}
-
-
 def plan(messages: Sequence[AnyMessage]) -> AIMessage:
     system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
     state = json_block(_task(messages)) or {}
     if state.get("flow") == "AI_OPS":
-        step = plan_aiops(state)
+        step = aiops_step(state)
     else:
         step = plan_chat(state.get("question", ""), system, list(state.get("done_domains", [])))
     return AIMessage(content="", tool_calls=[_call("Plan", step, state)])
@@ -348,7 +271,7 @@ def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMes
             )
             for e in data.get("evidence", [])
         ]
-        return AIMessage(content=compose(data.get("question", ""), evs))
+        return AIMessage(content=extractive_answer(data.get("question", ""), evs))
     if role == "enricher":
         return document_fields(messages)
     if role == "domain_summary":
@@ -356,4 +279,4 @@ def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMes
     raise ValueError(f"offline model has no role {role!r}")
 
 
-__all__ = ["respond", "compose"]
+__all__ = ["respond"]

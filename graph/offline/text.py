@@ -1,4 +1,4 @@
-"""Text utilities for the offline model: term extraction, token estimates, extractive selection."""
+"""Text utilities for the offline model: term extraction, token estimates, JSON/YAML blocks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 import yaml
-
-from retrieval.textmatch import bigrams, overlap
 
 _ASCII_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_.\-@]*[A-Za-z0-9]|[A-Za-z]{2,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -159,28 +157,6 @@ def yaml_block(text: str) -> object:
         return yaml.safe_load(m.group(1))
     except yaml.YAMLError:
         return None
-
-
-_CODEISH = re.compile(r'^\s*["{}\[\]]')
-
-
-def select_lines(question: str, text: str, limit: int = 6) -> list[str]:
-    """The lines of ``text`` that share the most with the question, in their original order."""
-    q = bigrams(question)
-    lines = [ln.strip() for ln in text.splitlines()]
-    candidates = [
-        (i, ln)
-        for i, ln in enumerate(lines)
-        if len(ln) >= 6
-        and not ln.startswith(("```", "|---", "---"))
-        and not set(ln) <= set("-|=#* ")
-        and not _CODEISH.match(ln)
-    ]
-    scored = sorted(candidates, key=lambda x: (-overlap(x[1], q), x[0]))[:limit]
-    picked = [ln for _, ln in sorted(scored, key=lambda x: x[0]) if overlap(ln, q) > 0]
-    if not picked:  # nothing overlaps: fall back to the opening lines
-        picked = [ln for _, ln in candidates[: min(limit, 3)]]
-    return picked
 
 
 def unique(items: Iterable[str]) -> list[str]:

@@ -41,7 +41,8 @@ class StubEmbeddings:
             self.requests.append(body)
             if body.get("model") != self.name:
                 return JSONResponse(
-                    {"error": {"message": f"model {body.get('model')!r} not found"}}, status_code=404
+                    {"error": {"message": f"model {body.get('model')!r} not found"}},
+                    status_code=404,
                 )
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             vectors = self.model.embed_documents([str(t) for t in texts])
@@ -50,7 +51,9 @@ class StubEmbeddings:
                 {
                     "object": "embedding",
                     "index": i,
-                    "embedding": base64.b64encode(np.asarray(v, dtype=np.float32).tobytes()).decode()
+                    "embedding": base64.b64encode(
+                        np.asarray(v, dtype=np.float32).tobytes()
+                    ).decode()
                     if b64
                     else v,
                 }

@@ -1,0 +1,65 @@
+"""Per-run knobs: unset means "use the setting", a set value reaches the lookup tool, bad values are
+refused with the field's name."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+from graph.context import Context
+from graph.graphs import compile_graphs
+from graph.state import run_input
+from retrieval.lookup import LookupConfig
+from retrieval.relevance import Thresholds
+from tests.support.scripted_model import ScriptedFactory, ScriptedModel
+from tools.knowledge import run_config
+
+BASE = LookupConfig(thresholds=Thresholds(2.0, 0.75, 0.5), top_k=7, budget=8)
+
+
+def test_unset_knobs_keep_every_configured_value() -> None:
+    assert run_config(BASE, Context()) == BASE
+    assert run_config(BASE, None) is BASE
+
+
+def test_set_knobs_override_only_themselves() -> None:
+    cfg = run_config(BASE, Context(lookup_budget=0, reference_threshold=0.3, max_l2_distance=1.5))
+    assert cfg.budget == 0  # zero is a value now, not "use the setting"
+    assert cfg.thresholds == Thresholds(1.5, 0.75, 0.3)
+    assert cfg.top_k == 7 and dataclasses.replace(cfg, budget=8, thresholds=BASE.thresholds) == BASE
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("highly_relevant_threshold", 1.5),
+        ("reference_threshold", -0.1),
+        ("max_l2_distance", 0.0),
+        ("lookup_budget", -1),
+    ],
+)
+def test_out_of_range_knob_is_refused_naming_it(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        Context(**{field: value})
+
+
+async def test_a_runs_budget_reaches_the_lookup_tool(services) -> None:  # noqa: ANN001
+    model = ScriptedModel(queries=["HikariCP", "Flyway", "Redis"], sent_tokens=[])
+    graphs = compile_graphs(
+        dataclasses.replace(services.deps, models=ScriptedFactory(model)), services.checkpointer
+    )
+    out = await graphs.chat.ainvoke(
+        run_input("连接池问题排查"),
+        {"configurable": {"thread_id": uuid.uuid4().hex}},
+        context=Context(lookup_budget=1),
+    )
+    reasons = [
+        m.artifact["dedup_reason"]
+        for m in out["scratch"]
+        if isinstance(m, ToolMessage) and m.name == "lookup_knowledge"
+    ]
+    assert reasons == [None, "budget_exhausted", "budget_exhausted"]
+    assert out["lookup_count"] == 1 and out["answer"]

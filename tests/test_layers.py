@@ -1,0 +1,120 @@
+"""Imports go one way: entry points → services → graph → tools → retrieval → persistence → settings.
+
+Every import in every product module counts — module-level, inside functions and under
+``TYPE_CHECKING`` (a type-only import is still a cycle a reader has to untangle). Only the CLIs
+(``__main__.py``) may import upward: they start the whole system.
+
+``python -m tests.test_layers`` prints the package graph (package → package, with the files behind
+each edge).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Lower rank = lower layer. A module may import its own layer or any lower one.
+RANK = {
+    "settings": 0,
+    "persistence": 1,
+    "retrieval": 2,
+    "tools": 3,
+    "graph": 4,
+    "services": 5,
+    "api": 6,
+    "server": 7,
+    "studio": 7,
+}
+CLI = "__main__.py"
+# Only the model factory may reach the offline model; the nodes must not run on its heuristics.
+OFFLINE = "graph.offline"
+OFFLINE_ALLOWED = {"graph/models.py"}
+
+
+def product_files() -> list[Path]:
+    files = []
+    for name in RANK:
+        module, package = ROOT / f"{name}.py", ROOT / name
+        if module.is_file():
+            files.append(module)
+        if package.is_dir():
+            files += sorted(package.rglob("*.py"))
+    return files
+
+
+def imports_in(source: str, package: tuple[str, ...]) -> list[str]:
+    """Absolute names of everything ``source`` imports, wherever the import statement stands."""
+    out: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's package
+                base = package[: len(package) - node.level + 1]
+                out.append(".".join([*base, *([node.module] if node.module else [])]))
+            elif node.module:
+                out.append(node.module)
+    return out
+
+
+def imported_modules(path: Path) -> list[str]:
+    package = path.relative_to(ROOT).parts[:-1]
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def edges() -> dict[tuple[str, str], set[str]]:
+    """(from package, to package) → the files making that edge."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for path in product_files():
+        source = path.relative_to(ROOT).parts[0].removesuffix(".py")
+        for module in imported_modules(path):
+            target = module.split(".")[0]
+            if target in RANK and target != source:
+                found[(source, target)].add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_no_product_module_imports_a_higher_layer() -> None:
+    upward = [
+        f"{file}: {source} (layer {RANK[source]}) imports {target} (layer {RANK[target]})"
+        for (source, target), files in sorted(edges().items())
+        if RANK[target] > RANK[source]
+        for file in sorted(files)
+        if Path(file).name != CLI
+    ]
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_only_the_model_factory_reaches_the_offline_model() -> None:
+    offenders = []
+    for path in product_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("graph/offline/") or rel in OFFLINE_ALLOWED:
+            continue
+        hits = [m for m in imported_modules(path) if m == OFFLINE or m.startswith(OFFLINE + ".")]
+        offenders += [f"{rel} imports {m}" for m in hits]
+    assert not offenders, "production code depends on the offline model:\n" + "\n".join(offenders)
+
+
+def test_the_walker_sees_type_checking_and_function_level_imports() -> None:
+    # The rules above are only as good as the walker; prove it reads the hidden forms.
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from services import Services\n"
+        "def f():\n    import server\n    from . import nodes\n    from ..tools import x\n"
+    )
+    found = set(imports_in(source, ("graph", "offline")))
+    assert {"services", "server", "graph.offline", "graph.tools"} <= found
+
+
+def main() -> None:
+    for (source, target), files in sorted(edges().items(), key=lambda e: (-RANK[e[0][0]], e[0])):
+        mark = "  UPWARD" if RANK[target] > RANK[source] else ""
+        print(f"{source} -> {target}{mark}: {', '.join(sorted(files))}")
+
+
+if __name__ == "__main__":
+    main()
