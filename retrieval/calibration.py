@@ -22,6 +22,7 @@ import numpy as np
 
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, DocHit
 from retrieval.relevance import similarity
+from retrieval.textnorm import compact_term
 
 DEFAULT_FILE = Path(__file__).with_name("calibration.json")
 FEATURES = (
@@ -35,6 +36,7 @@ FEATURES = (
     "idf_coverage",  # share of the query's term rarity (IDF) that the whole document contains
     "idf_missing",  # the rarest query term the document lacks: its IDF / the largest possible IDF
     "unknown_share",  # share of the query's terms no document in the knowledge base contains
+    "code_missing",  # share of the query's identifiers (error codes, alert names) the document lacks
     "dense_margin",  # (similarity − next document's best similarity) × readability
     "bm25_ratio",  # log(score / next document's best score) on BM25
     "agree",  # both routes put this document first (dense only where it reads the query)
@@ -57,6 +59,7 @@ def evidence(
     idf: Callable[[str], float] = lambda t: 1.0,
     max_idf: float = 1.0,
     unknown: Callable[[str], bool] = lambda t: False,
+    codes: Sequence[str] = (),
     l0_paths: Sequence[str] = (),
     max_l2: float = 2.0,
 ) -> dict[str, float]:
@@ -82,6 +85,8 @@ def evidence(
     weights = {t: idf(t) for t in terms}
     total = sum(weights.values()) or 1.0
     missing = [w for t, w in weights.items() if t not in has and t not in text]
+    flat = compact_term(text + " " + name)
+    codes_missing = sum(1 for code in codes if compact_term(code) not in flat)
     return {
         "dense_sim_read": sim * read,
         "dense_rank_inv": read / dense_rank if dense_rank else 0.0,
@@ -93,6 +98,7 @@ def evidence(
         "idf_coverage": sum(w for t, w in weights.items() if t in has or t in text) / total,
         "idf_missing": max(missing, default=0.0) / max(max_idf, 1e-9),
         "unknown_share": sum(1 for t in terms if unknown(t)) / len(terms) if terms else 0.0,
+        "code_missing": codes_missing / len(codes) if codes else 0.0,
         "dense_margin": (sim - sim_next) * read,
         "bm25_ratio": math.log((bm25 + 1.0) / (bm25_next + 1.0)),
         "agree": float(bm25_rank == 1 and (dense_rank == 1 or read < 0.5)),

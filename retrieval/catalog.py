@@ -23,7 +23,7 @@ from retrieval.textmatch import bigrams, overlap
 from retrieval.textnorm import split_identifier
 
 # A single word in more documents than this is a topic, not a name (see is_specific).
-GENERIC_MIN_DOCS, GENERIC_SHARE = 3, 0.05
+GENERIC_MIN_DOCS, GENERIC_SHARE = 5, 0.05
 SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
 

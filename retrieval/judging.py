@@ -12,6 +12,7 @@ from retrieval.fusion import DocHit
 from retrieval.relevance import RelevanceLevel, Thresholds, level_for, similarity
 
 JUDGED_DOCS = 8  # documents judged per lookup: the primary and its supplements come from these
+MISSING_CODE_CAP = 0.9  # an identifier-only query, a document without it: below REFERENCE
 
 
 @dataclass
@@ -73,6 +74,8 @@ def judge_documents(
     title_of: Callable[[str], str],
     name_of: Callable[[str], str] | None = None,
     stats: Any = None,
+    codes: Sequence[str] = (),
+    code_only: bool = False,
 ) -> list[Judged]:
     """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
     re-orders them by its probability). ``name_of`` gives
@@ -80,7 +83,9 @@ def judge_documents(
     ``stats`` the catalog (term rarity and each document's terms).
 
     A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
-    REFERENCE — the keyword match is the evidence, as it was before L1 existed.
+    REFERENCE — the keyword match is the evidence, as it was before L1 existed. A query that is
+    nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
+    document containing none of them: it stays below REFERENCE whatever else it shares.
     """
     out: list[Judged] = []
     top = list(docs[:JUDGED_DOCS])
@@ -99,11 +104,14 @@ def judge_documents(
                 text_of=lambda h: _text(h, title_of(h.path)),
                 name_of=lambda h: (name_of or title_of)(h.path),
                 **_term_evidence(stats),
+                codes=codes,
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
             )
             p = calibration.probability(x)
             conf = calibration.to_confidence(p)
+            if code_only and x["code_missing"] >= 1.0:
+                conf = min(conf, thresholds.reference * MISSING_CODE_CAP)
             j = Judged(doc, level_for(conf, thresholds), sim, conf, p, x)
         if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
             j.level = RelevanceLevel.REFERENCE

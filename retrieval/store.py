@@ -208,9 +208,9 @@ class ChunkStore:
         self._check_model(vectorstore.client)
         return vectorstore
 
-    def _embedding_dimension(self) -> int:
+    def _embedding_dimension(self) -> int | None:
         dim = getattr(self.embeddings, "dimension", None)
-        return int(dim) if dim else len(self.embeddings.embed_query("dimension probe"))
+        return int(dim) if dim else None
 
     def _check_model(self, client: Any) -> None:
         """Stop before vectors of two models (or index layouts) meet in one collection."""
@@ -220,7 +220,7 @@ class ChunkStore:
         props = info.get("properties") or {}
         dense = next((f for f in info.get("fields", []) if f.get("name") == DENSE), None)
         dim = int(dense["params"]["dim"]) if dense else None
-        want_dim = self._embedding_dimension()
+        want_dim = self._embedding_dimension() or dim
         have = props.get(PROP_MODEL) or "an unrecorded model"
         layout = int(props.get(PROP_LAYOUT, 1))
         if dim == want_dim and have == self.model_id and layout == INDEX_LAYOUT:
@@ -240,7 +240,7 @@ class ChunkStore:
             return
         props = {
             PROP_MODEL: self.model_id,
-            PROP_DIM: str(self._embedding_dimension()),
+            PROP_DIM: str(self._dimension()),
             PROP_LAYOUT: str(INDEX_LAYOUT),
         }
         try:

@@ -53,6 +53,18 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
+_CODE = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+\b"  # ERR_TIMEOUT, used_memory, vm.max_map_count
+    r"|\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b"  # ClusterOperatorDown, OutOfMemoryError
+    r"|\b[A-Z]{2,}[a-z]+[A-Za-z0-9]*\b"  # OOMKilled, TLSHandshake
+)
+
+
+def code_tokens(text: str) -> list[str]:
+    """Identifiers an operator pastes (error codes, alert names, settings): exact-match material."""
+    return list(dict.fromkeys(m.group(0) for m in _CODE.finditer(text)))
+
+
 def expand_identifiers(query: str) -> str:
     """The query with every multi-part identifier spelled out as words after it.
 
