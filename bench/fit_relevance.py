@@ -95,7 +95,7 @@ def place_knots(tops: list[dict[str, Any]], high: float, min_high: int) -> tuple
         dropped = sum(1 for r in tops if r["p"] < p and r["label"])
         admitted = sum(1 for r in tops if r["p"] >= p and not r["answerable"])
         wrong = sum(1 for r in tops if r["p"] >= p and r["answerable"] and not r["label"])
-        cost = 5 * dropped + 2 * admitted + 0.25 * wrong
+        cost = 10 * dropped + 2 * admitted + 0.25 * wrong
         if best is None or cost < best:
             best, p_found = cost, p
     return min(p_found, p_high - 1e-6), p_high
