@@ -14,8 +14,8 @@ from typing import Any
 
 from persistence.db import Database
 from persistence.migrate import upgrade
+from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
-from retrieval.store import EmbeddingMismatch
 from settings import SettingsError, load_settings
 
 

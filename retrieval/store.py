@@ -4,7 +4,7 @@ field (jieba analyzer), written through langchain-milvus and searched route by r
 The routes are searched separately (not with Milvus' own hybrid search) so each keeps its own score;
 a hit found only by BM25 still gets its exact dense distance, computed here from the stored vector.
 The collection records which embedding model made its vectors; opening it with another model stops
-with :class:`EmbeddingMismatch` rather than mixing two models' vectors. Why the writes flush and
+with :class:`EmbeddingMismatch` (``collection_model.py``) rather than mixing two models' vectors. Why the writes flush and
 merge segments the way they do is measured in ``docs/retrieval.md`` ("Milvus Lite performance").
 """
 
@@ -24,7 +24,9 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from retrieval import collection_model
 from retrieval.chunking import Chunk
+from retrieval.collection_model import EmbeddingMismatch
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.milvus_api import milvus
 from retrieval.milvus_lite import merge_segments, warm_jieba
@@ -35,9 +37,6 @@ log = logging.getLogger(__name__)
 DENSE, SPARSE, TEXT, PK = "dense", "sparse", "text", "pk"
 META_FIELDS = ("doc_id", "file_path", "category", "chunk_index", "breadcrumb")
 JIEBA = {"tokenizer": "jieba"}
-# Bumped when what is indexed changes shape (chunking, analyzer): a collection of an older layout
-# is re-indexed like one of another model.
-INDEX_LAYOUT = 2
 DENSE_INDEXES = {
     "FLAT": ({"index_type": "FLAT", "metric_type": "L2", "params": {}}, {}),
     "HNSW": (
@@ -47,7 +46,6 @@ DENSE_INDEXES = {
 }
 RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
-REINDEX_HINT = "python -m retrieval reindex"
 
 
 def metadata_schema() -> dict[str, Any]:
@@ -75,10 +73,6 @@ class StoreUnavailable(ConnectionError):
     """The vector store cannot be reached; the message says where."""
 
 
-class EmbeddingMismatch(RuntimeError):
-    """The collection holds vectors of another embedding model (or index layout)."""
-
-
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -86,14 +80,6 @@ def _escape(value: str) -> str:
 def is_milvus_lite(uri: str) -> bool:
     """pymilvus runs Milvus Lite in this process for a local ``*.db`` path."""
     return uri.endswith(".db") and "://" not in uri
-
-
-# Collection properties recording what made the vectors (Milvus keeps them; Lite too).
-PROP_MODEL, PROP_DIM, PROP_LAYOUT = (
-    "superbiz.embedding_model",
-    "superbiz.dimension",
-    "superbiz.index_layout",
-)
 
 
 class ChunkStore:
@@ -208,48 +194,11 @@ class ChunkStore:
         self._check_model(vectorstore.client)
         return vectorstore
 
-    def _embedding_dimension(self) -> int | None:
-        dim = getattr(self.embeddings, "dimension", None)
-        return int(dim) if dim else None
-
     def _check_model(self, client: Any) -> None:
-        """Stop before vectors of two models (or index layouts) meet in one collection."""
-        if not client.has_collection(self.collection):
-            return
-        info = client.describe_collection(self.collection)
-        props = info.get("properties") or {}
-        dense = next((f for f in info.get("fields", []) if f.get("name") == DENSE), None)
-        dim = int(dense["params"]["dim"]) if dense else None
-        want_dim = self._embedding_dimension() or dim
-        have = props.get(PROP_MODEL) or "an unrecorded model"
-        layout = int(props.get(PROP_LAYOUT, 1))
-        if dim == want_dim and have == self.model_id and layout == INDEX_LAYOUT:
-            self._recorded = True
-            return
-        raise EmbeddingMismatch(
-            f"the vector collection '{self.collection}' at {self.uri} holds vectors of {have} "
-            f"({dim}-d, index layout {layout}), but the configured embedding model is "
-            f"{self.model_id} ({want_dim}-d, index layout {INDEX_LAYOUT}). Vectors of two models "
-            f"are never mixed: re-index with `{REINDEX_HINT}` (drops the collection and imports "
-            "every document again), or set retrieval.collection to a new name."
+        dim = getattr(self.embeddings, "dimension", None)
+        self._recorded = collection_model.check(
+            client, self.collection, self.uri, self.model_id, int(dim) if dim else None, DENSE
         )
-
-    def _record_model(self) -> None:
-        """Write the model's identity onto a collection that does not carry it yet."""
-        if self._recorded:
-            return
-        props = {
-            PROP_MODEL: self.model_id,
-            PROP_DIM: str(self._dimension()),
-            PROP_LAYOUT: str(INDEX_LAYOUT),
-        }
-        try:
-            self.client.alter_collection_properties(self.collection, properties=props)
-        except Exception:  # a server that refuses custom properties: the dimension check remains
-            log.warning(
-                "could not record the embedding model on %s", self.collection, exc_info=True
-            )
-        self._recorded = True
 
     def check_model(self) -> None:
         """Connect now and raise :class:`EmbeddingMismatch` if the collection is another model's."""
@@ -307,7 +256,11 @@ class ChunkStore:
         with self._write_lock:
             self.vectorstore.add_documents(docs, ids=ids)
             self._known_to_exist = True
-            self._record_model()
+            if not self._recorded:
+                collection_model.record(
+                    self.client, self.collection, self.model_id, self._dimension()
+                )
+                self._recorded = True
             self._wrote(len(ids))
         return len(ids)
 

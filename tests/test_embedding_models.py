@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.collection_model import EmbeddingMismatch
 from retrieval.embeddings import OpenAICompatibleEmbeddings
-from retrieval.store import EmbeddingMismatch
-from tests.support.kb import build_kb, kb_settings
 from tests.support.embeddings_stub import StubEmbeddings
+from tests.support.kb import build_kb, kb_settings
 
 
 @pytest.fixture(scope="module")

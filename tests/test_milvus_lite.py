@@ -42,7 +42,9 @@ def test_segments_written_in_separate_batches_merge_into_one(tmp_path: Path) -> 
     try:
         for i in range(3):  # three flushed batches: three segments
             store.add_chunks(
-                doc_id=f"d{i}", file_path=f"x/d{i}.md", category="x",
+                doc_id=f"d{i}",
+                file_path=f"x/d{i}.md",
+                category="x",
                 chunks=[Chunk(0, f"D{i}", f"document number {i} about redis", 4)],
             )
         assert _data_files(uri, "merge_probe") >= 3
