@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         app.state.services = svc
         app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
+        sweeper = svc.sweeper().start()  # a dead worker's sessions become resumable, not RUNNING
         log.info(
             "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
             settings.host,
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         try:
             yield
         finally:
+            await sweeper.stop()
             await app.state.jobs.close()
             await app.state.runner.drain()
             if owned:
@@ -92,25 +94,35 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     @app.get("/healthz", tags=["ops"])
     async def healthz(request: Request) -> JSONResponse:
         """Store status: database, vector store, chat model, documents. 503 while the database is
-        unreachable (requests would fail); 200 "degraded" when only the vector store is (L0 still works)."""
+        unreachable or refuses writes (runs would fail); 200 "degraded" when only the vector store
+        is down (L0 still works)."""
         svc: Services | None = getattr(request.app.state, "services", None)
         if svc is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        db_ok = await svc.db.ping()
+        reachable = await svc.db.ping()
+        write_failure = await svc.db.write_failure() if reachable else None
+        db_ok = reachable and write_failure is None
         try:
             vectors_ok = await asyncio.wait_for(asyncio.to_thread(svc.kb.store.exists), timeout=3)
         except Exception:
             vectors_ok = False
         body = {
             "status": "ok" if db_ok and vectors_ok else "degraded",
-            "database": {"kind": settings.database_kind, "ok": db_ok},
+            "database": {
+                "kind": settings.database_kind,
+                "ok": db_ok,
+                "reachable": reachable,
+                "writable": db_ok,
+            },
             "vectorStore": {"kind": settings.milvus_kind, "ok": vectors_ok},
             "chatModel": settings.chat_model_kind,
             "documents": len(svc.kb.catalog),
             "knowledgeVersion": svc.kb.catalog.version,
         }
-        if not db_ok:
+        if not reachable:
             body["message"] = "the database is unreachable; requests get 503 until it is back"
+        elif write_failure:
+            body["message"] = f"{write_failure}; runs and uploads get 503 until then"
         return JSONResponse(body, status_code=200 if db_ok else 503)
 
     for module in (chat, knowledge, documents, sessions, pages):
