@@ -35,7 +35,7 @@ async def test_health_and_docs(client) -> None:  # noqa: ANN001
     h = (await client.get("/healthz")).json()
     assert (
         h["status"] == "ok"
-        and h["database"] == {"kind": "sqlite", "ok": True}
+        and h["database"] == {"kind": "sqlite", "ok": True, "reachable": True, "writable": True}
         and h["vectorStore"]["ok"]
     )
     assert h["chatModel"] == "offline" and h["documents"] >= 6
