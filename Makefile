@@ -6,13 +6,13 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install serve test migrate lint bench clean
+.PHONY: install serve test test-fast migrate lint bench clean
 
 # torch first, pinned to the CPU build: anything else pulls a multi-GB CUDA build.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +25,10 @@ serve: migrate
 
 test: install
 	$(PY) -m pytest
+
+# In-process tests only (no servers, notebooks, MariaDB or browser): well under a minute.
+test-fast: install
+	$(PY) -m pytest -m "not slow and not mysql and not browser"
 
 lint: install
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

@@ -5,7 +5,6 @@ Run with ``python -m server`` (what ``make serve`` does) or ``uvicorn server:cre
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import time
@@ -15,13 +14,13 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
-from api.routes import chat, documents, knowledge, pages, sessions
+from api.routes import chat, documents, health, knowledge, pages, sessions
+from api.security import SecurityMiddleware
 from services import Services
 from settings import Settings, SettingsError, get_settings
 
@@ -43,11 +42,8 @@ def _progress(event: dict[str, Any]) -> None:
         )
 
 
-def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
-    """``services`` may be passed in (tests share one started stack); otherwise they start here."""
-    settings = settings or (services.settings if services else get_settings())
-    if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
-        logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)
+def _lifespan(settings: Settings, services: Services | None) -> Any:
+    """Start the services (unless passed in), the runner and the import jobs; stop them after."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -74,60 +70,44 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             if owned:
                 await svc.close()
 
+    return lifespan
+
+
+async def _timing(request: Request, call_next: Any) -> Any:
+    t0 = time.perf_counter()
+    response = await call_next(request)
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1000:.1f}"
+    return response
+
+
+def _install_middleware(app: FastAPI, settings: Settings) -> None:
+    # The last one added runs first: cross-site requests are refused before anything is read.
+    app.middleware("http")(_timing)
+    app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
+    app.add_middleware(SecurityMiddleware, allowed_origins=settings.auth.allowed_origins)
+
+
+def _mount_routes(app: FastAPI) -> None:
+    for module in (health, chat, knowledge, documents, sessions, pages):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+    """``services`` may be passed in (tests share one started stack); otherwise they start here."""
+    settings = settings or (services.settings if services else get_settings())
+    if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
+        logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)
     app = FastAPI(
         title="SuperBiz Agent",
         version="0.1.0",
         description="AI-Ops / SRE assistant: chat and alert analysis over a hybrid knowledge base, with full run records.",
-        lifespan=lifespan,
+        lifespan=_lifespan(settings, services),
     )
     app.state.settings = settings
     errors.install(app)
-    app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
-
-    @app.middleware("http")
-    async def timing(request: Request, call_next: Any) -> Any:
-        t0 = time.perf_counter()
-        response = await call_next(request)
-        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1000:.1f}"
-        return response
-
-    @app.get("/healthz", tags=["ops"])
-    async def healthz(request: Request) -> JSONResponse:
-        """Store status: database, vector store, chat model, documents. 503 while the database is
-        unreachable or refuses writes (runs would fail); 200 "degraded" when only the vector store
-        is down (L0 still works)."""
-        svc: Services | None = getattr(request.app.state, "services", None)
-        if svc is None:
-            return JSONResponse({"status": "starting"}, status_code=503)
-        reachable = await svc.db.ping()
-        write_failure = await svc.db.write_failure() if reachable else None
-        db_ok = reachable and write_failure is None
-        try:
-            vectors_ok = await asyncio.wait_for(asyncio.to_thread(svc.kb.store.exists), timeout=3)
-        except Exception:
-            vectors_ok = False
-        body = {
-            "status": "ok" if db_ok and vectors_ok else "degraded",
-            "database": {
-                "kind": settings.database_kind,
-                "ok": db_ok,
-                "reachable": reachable,
-                "writable": db_ok,
-            },
-            "vectorStore": {"kind": settings.milvus_kind, "ok": vectors_ok},
-            "chatModel": settings.chat_model_kind,
-            "documents": len(svc.kb.catalog),
-            "knowledgeVersion": svc.kb.catalog.version,
-        }
-        if not reachable:
-            body["message"] = "the database is unreachable; requests get 503 until it is back"
-        elif write_failure:
-            body["message"] = f"{write_failure}; runs and uploads get 503 until then"
-        return JSONResponse(body, status_code=200 if db_ok else 503)
-
-    for module in (chat, knowledge, documents, sessions, pages):
-        app.include_router(module.router)
-    app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
+    _install_middleware(app, settings)
+    _mount_routes(app)
     return app
 
 

@@ -9,9 +9,10 @@ with :class:`SettingsError`, which names the key, where it can be set and the al
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,6 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
@@ -30,6 +32,7 @@ from pydantic_settings import (
 
 DEFAULT_CONFIG_FILE = "config.yaml"
 SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
 
 
 class _Section(BaseModel):
@@ -103,6 +106,41 @@ class RetrievalSettings(_Section):
         return self
 
 
+class AuthSettings(_Section):
+    """Who may call the API: the key (``api-key``, top level), cross-site rules, read protection."""
+
+    allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Other sites (scheme://host[:port]) whose pages may send changing requests, "
+        "e.g. https://ops.example.com; comma-separated in the environment. Requests from any "
+        "other site are refused.",
+    )
+    protect_reads: bool | None = Field(
+        None,
+        description="Require X-API-Key on reads too (documents, sessions, lookups). Default: on "
+        "when api-key is set. Pages and /healthz stay open.",
+    )
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return [p for p in v.split(",") if p.strip()] if isinstance(v, str) else v
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, v: list[str]) -> list[str]:
+        out = []
+        for origin in v:
+            norm = origin.strip().rstrip("/").lower()
+            if not ORIGIN_RE.fullmatch(norm):
+                raise ValueError(
+                    f"'{origin}' is not an origin; write scheme://host[:port] with nothing after "
+                    "it, e.g. https://ops.example.com"
+                )
+            out.append(norm)
+        return out
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
@@ -128,7 +166,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(9900, ge=1, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    api_key: str = Field("", description="When set, mutating endpoints require X-API-Key.")
+    api_key: str = Field(
+        "", description="When set, API calls require X-API-Key (reads too, see auth.protect-reads)."
+    )
     max_upload_mb: int = Field(10, ge=1, le=1024)
     llm_base_url: str = Field("", description="OpenAI-compatible endpoint; empty = offline model.")
     llm_api_key: str = ""
@@ -157,6 +197,7 @@ class Settings(BaseSettings):
         ),
     )
     retrieval: RetrievalSettings = RetrievalSettings()
+    auth: AuthSettings = AuthSettings()
 
     @field_validator("database_url")
     @classmethod
@@ -184,6 +225,19 @@ class Settings(BaseSettings):
         if v and not v.startswith(("http://", "https://")):
             raise ValueError("must be empty or an http(s):// URL")
         return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _reads_need_a_key(self) -> Settings:
+        if self.auth.protect_reads and not self.api_key:
+            raise ValueError(
+                "auth.protect-reads is true but api-key (API_KEY) is empty; set a key or drop "
+                "protect-reads"
+            )
+        return self
+
+    @property
+    def reads_protected(self) -> bool:
+        return bool(self.api_key) and self.auth.protect_reads is not False
 
     @property
     def database_kind(self) -> str:
@@ -232,7 +286,8 @@ def load_settings(**overrides: Any) -> Settings:
             msg = err["msg"].removeprefix("Value error, ")
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f"; got {got!r}"
-            lines.append(f"- {_describe(err['loc'])}: {msg}{shown}")
+            where = f"{_describe(err['loc'])}: " if err["loc"] else ""  # settings-wide checks
+            lines.append(f"- {where}{msg}{shown}")
         raise SettingsError(
             "Invalid configuration; fix these in config.yaml or the environment:\n"
             + "\n".join(lines)

@@ -8,8 +8,11 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
+from api.security import SAFE_METHODS
 from graph.runner import Runner
 from services import Services
+
+READ_ONLY_POSTS = frozenset({"/api/knowledge/lookup"})  # the retrieval test changes nothing
 
 
 def get_services(request: Request) -> Services:
@@ -27,12 +30,20 @@ def get_runner(request: Request) -> Runner:
 
 
 def require_api_key(request: Request, x_api_key: Annotated[str | None, Header()] = None) -> None:
-    """When API_KEY is set, mutating endpoints need the X-API-Key header."""
-    expected = request.app.state.settings.api_key
-    if not expected:
+    """When API_KEY is set, every API call needs the X-API-Key header; reads only while
+    ``auth.protect-reads`` is on (the default with a key). Pages and /healthz are not guarded."""
+    settings = request.app.state.settings
+    expected = settings.api_key
+    reads = request.method in SAFE_METHODS or request.url.path in READ_ONLY_POSTS
+    if not expected or (reads and not settings.reads_protected):
         return
     if not x_api_key:
-        raise ApiError(401, "api_key_required", "this endpoint needs the X-API-Key header")
+        raise ApiError(
+            401,
+            "api_key_required",
+            "this server requires an API key: send it in the X-API-Key header "
+            "(the console asks for it)",
+        )
     if not hmac.compare_digest(x_api_key.encode(), expected.encode()):
         raise ApiError(401, "invalid_api_key", "the X-API-Key header does not match API_KEY")
 
@@ -47,6 +58,5 @@ def json_body(request: Request) -> None:
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 RunnerDep = Annotated[Runner, Depends(get_runner)]
-Writer = [Depends(require_api_key)]
-JsonWriter = [Depends(require_api_key), Depends(json_body)]
-JsonReader = [Depends(json_body)]  # POST bodies that change nothing (the retrieval test)
+Guarded = [Depends(require_api_key)]  # on every API router
+JsonBody = [Depends(json_body)]

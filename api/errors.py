@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from persistence import dberrors
 from persistence.feedback import FeedbackError, SessionNotFound
 from retrieval.errors import KnowledgeError
+from retrieval.store import StoreUnavailable
 
 log = logging.getLogger("superbiz.api")
 
@@ -33,6 +34,7 @@ HTTP_CODES = {
     422: "invalid_request",
     429: "too_many_requests",
     503: "service_unavailable",
+    507: "storage_full",
 }
 
 
@@ -105,9 +107,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ConnectionError)
     async def _conn(request: Request, exc: ConnectionError) -> JSONResponse:
-        log.warning("store unavailable on %s: %s", request.url.path, exc)
+        log.warning("store unavailable on %s: %s", request.url.path, exc)  # raw text: log only
+        which = "the vector store is" if isinstance(exc, StoreUnavailable) else "a backing store is"
         return error(
-            503, "service_unavailable", f"a backing store is unreachable: {exc}; retry shortly"
+            503, "service_unavailable", f"{which} unreachable; retry shortly (see /healthz)"
         )
 
     @app.exception_handler(Exception)

@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval import failures
 from retrieval.errors import ImportInProgress
 from retrieval.ingestion import IngestionService
 
@@ -71,6 +72,14 @@ class JobRegistry:
     async def _run(self, job: ImportJob) -> None:
         try:
             report = await self.ingestion.init(force=job.force, progress=job.on_event)
+            # Files that failed without being imported (unreadable, or refused before and
+            # unchanged) have no progress event; list them with their reason too.
+            listed = {f["file"] for f in job.files}
+            job.files += [
+                {"file": r.file_path, "status": r.status, "error": r.error, "chunks": 0}
+                for r in report.results
+                if r.status == "FAILED" and r.file_path not in listed
+            ]
             job.summary = {
                 "total": report.as_dict()["total"],
                 "indexed": report.count("INDEXED"),
@@ -81,8 +90,9 @@ class JobRegistry:
             }
             job.status = "done"
         except Exception as exc:
-            log.exception("import job %s failed", job.job_id)
-            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+            log.exception("import job %s failed", job.job_id)  # the raw error stays in the log
+            job.status = "failed"
+            job.error = failures.describe(exc, vector_store=self.ingestion.store.uri)
         job.changed.set()
 
     async def close(self) -> None:

@@ -10,16 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import httpx  # noqa: E402
-
-from tests.processes import start_server  # noqa: E402
+import httpx
+from _server import start_server
 
 QUERIES = [
     "ERR_TIMEOUT",

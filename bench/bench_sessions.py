@@ -10,16 +10,12 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import httpx  # noqa: E402
-
-from tests.processes import start_server  # noqa: E402
+import httpx
+from _server import start_server
 
 QUESTIONS = [
     "ERR_TIMEOUT 是什么意思",

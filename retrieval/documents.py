@@ -1,29 +1,41 @@
-"""Parse a runbook: YAML frontmatter (python-frontmatter) plus Markdown body. Pure.
+"""Parse a runbook: YAML frontmatter (read within bounds by ``frontmatter.py``) plus Markdown body. Pure.
 
 A document without frontmatter is still imported with derived fields (title from the first ``#``
 heading or the file name, category from its folder, summary from the first paragraph, no keywords)
 and a warning naming them. An empty, non-UTF-8 or malformed file raises :class:`DocumentError`
-with a reason a person can act on.
+with a reason a person can act on, naming the line when there is one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-import frontmatter
-import yaml
+from retrieval import frontmatter
 
 FIELDS = ("title", "keywords", "summary", "category", "covers", "when_to_retrieve")
 CATEGORY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_CATEGORY = "general"
 SUMMARY_CHARS = 200
+# Parsing is bounded by the frontmatter limits and takes milliseconds; the budget is a backstop so
+# one file can never hold an import (and the document-write lock) for long.
+PARSE_BUDGET_S = 10.0
+# Longer values are refused rather than cut: the title prefixes every indexed chunk, and a value
+# this long is a mistake (or an attack), not a runbook.
+MAX_CHARS = {"title": 300, "category": 64}
+MAX_TEXT_CHARS = 4000
+MAX_LIST_ITEMS, MAX_ITEM_CHARS = 500, 300
 
 
 class DocumentError(ValueError):
-    """The file cannot be imported; the message says why and what to do."""
+    """The file cannot be imported; the message says why and what to do (``line``: 1-based, or 0)."""
+
+    def __init__(self, message: str, *, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass
@@ -67,6 +79,13 @@ def decode(raw: bytes, file_path: str) -> str:
         ) from None
     if not text.strip():
         raise DocumentError(f"{file_path}: the file is empty; add Markdown content or delete it")
+    if (nul := text.find("\x00")) >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise DocumentError(
+            f"{file_path}: line {line} contains a NUL byte, so this is not a text file; "
+            "upload Markdown or plain text",
+            line=line,
+        )
     return text
 
 
@@ -75,14 +94,48 @@ def category_from_path(file_path: str) -> str:
     return parts[0].lower() if len(parts) > 1 else DEFAULT_CATEGORY
 
 
-def _str_list(value: Any, name: str, file_path: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [v.strip() for v in re.split(r"[,，]", value) if v.strip()]
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return [str(v).strip() for v in value if str(v).strip()]
-    raise DocumentError(f"{file_path}: frontmatter '{name}' must be a list of strings")
+@dataclass
+class _Fields:
+    """The frontmatter values, checked field by field; a wrong type names the field and its line."""
+
+    meta: dict[str, Any]
+    lines: dict[str, int]
+    file_path: str
+
+    def _wrong(self, name: str, expected: str) -> DocumentError:
+        line = self.lines.get(name, 0)
+        where = f" (line {line})" if line else ""
+        return DocumentError(
+            f"{self.file_path}: frontmatter '{name}'{where} must be {expected}", line=line
+        )
+
+    def text(self, name: str) -> str:
+        value = self.meta.get(name)
+        if value is None:
+            return ""
+        if isinstance(value, list | dict):
+            raise self._wrong(name, "a single line of text, not a list or a mapping")
+        text = str(value).strip()
+        limit = MAX_CHARS.get(name, MAX_TEXT_CHARS)
+        if len(text) > limit:
+            raise self._wrong(name, f"at most {limit} characters (it has {len(text)})")
+        return text
+
+    def str_list(self, name: str) -> list[str]:
+        value = self.meta.get(name)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            items = [v.strip() for v in re.split(r"[,，]", value) if v.strip()]
+        elif isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            items = [str(v).strip() for v in value if str(v).strip()]
+        else:
+            raise self._wrong(name, "a list of strings, e.g. [redis, maxmemory]")
+        if len(items) > MAX_LIST_ITEMS or any(len(v) > MAX_ITEM_CHARS for v in items):
+            raise self._wrong(
+                name, f"at most {MAX_LIST_ITEMS} entries of at most {MAX_ITEM_CHARS} characters"
+            )
+        return items
 
 
 def _first_heading(body: str) -> str | None:
@@ -124,33 +177,17 @@ def section_titles(body: str) -> list[str]:
     return out
 
 
-def _check_mapping(text: str, file_path: str) -> None:
-    # python-frontmatter silently drops a frontmatter block that is not a mapping (e.g. a list).
-    handler = frontmatter.YAMLHandler()
-    if handler.detect(text):
-        fm, _ = handler.split(text)
-        loaded = yaml.safe_load(fm) if fm.strip() else {}
-        if loaded is not None and not isinstance(loaded, dict):
-            raise DocumentError(f"{file_path}: frontmatter must be a YAML mapping of fields")
-
-
 def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
     """Parse one file; ``file_path`` is relative to the knowledge base (its folder = category)."""
     text = decode(raw, file_path)
     try:
-        _check_mapping(text, file_path)
-        post = frontmatter.loads(text)
-    except yaml.YAMLError as exc:
-        where = ""
-        if mark := getattr(exc, "problem_mark", None):
-            where = f" at line {mark.line + 2}, column {mark.column + 1}"
-        raise DocumentError(
-            f"{file_path}: frontmatter is not valid YAML{where}; fix the block between the '---' lines"
-        ) from None
-    meta = post.metadata
-    if not isinstance(meta, dict):
-        raise DocumentError(f"{file_path}: frontmatter must be a YAML mapping of fields")
-    body = post.content
+        parts = frontmatter.split(text)
+        meta, key_lines = (
+            frontmatter.load(parts.block, parts.first_line) if parts.block is not None else ({}, {})
+        )
+    except frontmatter.FrontmatterError as exc:
+        raise DocumentError(f"{file_path}: {exc}", line=exc.line) from None
+    body = parts.body
     if not body.strip():
         raise DocumentError(f"{file_path}: the document has frontmatter but no body text")
 
@@ -158,15 +195,17 @@ def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
     warnings: list[str] = []
     folder_category = category_from_path(file_path)
 
-    title = str(meta.get("title") or "").strip()
+    fields = _Fields(meta, key_lines, file_path)
+    title = fields.text("title")
     if not title:
         title = _first_heading(body) or PurePosixPath(file_path).stem.replace("-", " ")
+        title = title[: MAX_CHARS["title"]]
         derived.append("title")
-    summary = str(meta.get("summary") or "").strip()
+    summary = fields.text("summary")
     if not summary:
         summary = first_paragraph(body)
         derived.append("summary")
-    category = str(meta.get("category") or "").strip().lower()
+    category = fields.text("category").lower()
     if not category:
         category = folder_category
         derived.append("category")
@@ -178,13 +217,14 @@ def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
         category = folder_category
     if not CATEGORY_RE.match(category):
         raise DocumentError(
-            f"{file_path}: category '{category}' must be lowercase letters, digits, '-' or '_'"
+            f"{file_path}: category '{category[:80]}' must be lowercase letters, digits, '-' or '_'",
+            line=key_lines.get("category", 0),
         )
-    keywords = _str_list(meta.get("keywords"), "keywords", file_path)
+    keywords = fields.str_list("keywords")
     if "keywords" not in meta:
         derived.append("keywords")
-    covers = _str_list(meta.get("covers"), "covers", file_path)
-    when = str(meta.get("when_to_retrieve") or "").strip()
+    covers = fields.str_list("covers")
+    when = fields.text("when_to_retrieve")
 
     if not meta:
         warnings.insert(0, "no frontmatter; derived " + ", ".join(derived))
@@ -202,3 +242,16 @@ def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
         derived=derived,
         warnings=warnings,
     )
+
+
+async def parse_bounded(raw: bytes, file_path: str) -> ParsedDocument:
+    """:func:`parse_document` off the event loop, within :data:`PARSE_BUDGET_S`."""
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(parse_document, raw, file_path), PARSE_BUDGET_S
+        )
+    except TimeoutError:
+        raise DocumentError(
+            f"{file_path}: reading the document took longer than {PARSE_BUDGET_S:.0f} s; "
+            "simplify its frontmatter"
+        ) from None

@@ -24,6 +24,16 @@ class InvalidUpload(KnowledgeError):
     status, code = 400, "invalid_upload"
 
 
+class InvalidDocument(KnowledgeError):
+    """The file's content cannot be imported (empty, not UTF-8, bad frontmatter, …)."""
+
+    status, code = 422, "invalid_document"
+
+
+class StorageFull(KnowledgeError):
+    status, code = 507, "storage_full"
+
+
 class DocumentExists(KnowledgeError):
     status, code = 409, "document_exists"
 

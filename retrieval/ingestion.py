@@ -25,13 +25,15 @@ from sqlmodel import select
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
+from retrieval import failures
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
 from retrieval.chunking import Chunk, chunk_document
-from retrieval.documents import DocumentError, ParsedDocument, parse_document
+from retrieval.documents import DocumentError, ParsedDocument, parse_bounded, parse_document
 from retrieval.errors import (
     DocumentExists,
     DocumentNotFound,
     ImportInProgress,
+    InvalidDocument,
     InvalidUpload,
 )
 from retrieval.store import ChunkStore
@@ -39,9 +41,9 @@ from retrieval.uploads import (
     ALLOWED_SUFFIXES,
     FileResult,
     ImportReport,
-    atomic_write,
     check_upload,
     inside,
+    store_file,
 )
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,11 @@ PREPARE_FILES = 8  # init() embeds the chunks of this many files in one batch
 Progress = Callable[[dict[str, Any]], Any]
 Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
 ChangeHook = Callable[[set[str]], Awaitable[None]]
+REFUSED = "refused"  # doc_metadata flag: the content itself was refused (not a passing fault)
+
+
+def _refused(row: ApiDocument) -> bool:
+    return row.status == DocumentStatus.FAILED and bool((row.doc_metadata or {}).get(REFUSED))
 
 
 async def _emit(progress: Progress | None, event: dict[str, Any]) -> None:
@@ -149,19 +156,29 @@ class IngestionService:
         async with self.db.session() as s:
             known = {r.file_path: r for r in (await s.execute(select(ApiDocument))).scalars()}
         todo: list[tuple[str, bytes, str]] = []
+        remembered: list[FileResult] = []
         for rel in files:
-            raw = await asyncio.to_thread((self.kb_dir / rel).read_bytes)
+            try:
+                raw = await asyncio.to_thread((self.kb_dir / rel).read_bytes)
+            except OSError as exc:  # this file fails with a reason; the import goes on
+                log.warning("cannot read %s", rel, exc_info=True)
+                doc_id = known[rel].doc_id if rel in known else None
+                error = f"{rel}: {failures.describe(exc)}"
+                report.results.append(FileResult(rel, "FAILED", doc_id, error=error))
+                continue
             digest = hashlib.sha256(raw).hexdigest()
             row = known.get(rel)
-            if (
-                row
-                and not force
-                and row.content_hash == digest
-                and row.status == DocumentStatus.INDEXED
-            ):
-                report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
-                continue
+            if row and not force and row.content_hash == digest:
+                if row.status == DocumentStatus.INDEXED:
+                    report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
+                    continue
+                if _refused(row):  # unchanged since it was refused: the reason still holds
+                    remembered.append(
+                        FileResult(rel, "FAILED", row.doc_id, error=row.error_message)
+                    )
+                    continue
             todo.append((rel, raw, digest))
+        report.results += remembered
         await self._mark_pending([rel for rel, _, _ in todo], known)
         touched: set[str] = set()
         total = len(todo)
@@ -214,11 +231,11 @@ class IngestionService:
                 if rel not in files:  # the file is gone from the folder: forget it everywhere
                     try:
                         await self._forget(row)
-                    except (
-                        ConnectionError
-                    ) as exc:  # vectors cannot go yet: keep the row for next time
+                    except ConnectionError as exc:  # vectors cannot go yet: keep the row
+                        log.warning("could not forget %s: %s", rel, exc)
+                        reason = failures.describe(exc, vector_store=self.store.uri)
                         report.results.append(
-                            FileResult(rel, "FAILED", row.doc_id, error=f"not removed: {exc}")
+                            FileResult(rel, "FAILED", row.doc_id, error=f"not removed: {reason}")
                         )
                         continue
                     touched.add(row.category)
@@ -231,7 +248,7 @@ class IngestionService:
                 await asyncio.to_thread(self.store.end_bulk)
             except ConnectionError as exc:  # nothing was written if the store is down
                 log.warning("vector store flush skipped: %s", exc)
-        if touched or any(r.status == "FAILED" for r in report.results):
+        if touched or any(r.status == "FAILED" and r not in remembered for r in report.results):
             await self._changed(touched)
         report.duration_ms = (time.perf_counter() - t0) * 1000
         await _emit(
@@ -280,13 +297,16 @@ class IngestionService:
             doc_id, old_category = row.doc_id, row.category
         result = FileResult(rel, "FAILED", doc_id)
         try:
-            parsed = parse_document(raw, rel)
+            parsed = await parse_bounded(raw, rel)
             if self.enrich and (not parsed.covers or not parsed.when_to_retrieve):
                 parsed = await self.enrich(parsed)
             n = await asyncio.to_thread(self._index_vectors, doc_id, parsed)
         except Exception as exc:
-            reason = str(exc) if isinstance(exc, DocumentError) else f"{type(exc).__name__}: {exc}"
-            log.warning("import of %s failed: %s", rel, reason)
+            reason = failures.describe(exc, vector_store=self.store.uri)
+            # The raw error is for the log only.
+            log.warning(
+                "import of %s failed: %s", rel, reason, exc_info=not isinstance(exc, DocumentError)
+            )
             await asyncio.to_thread(self._drop_vectors, doc_id)
             self.catalog.remove(doc_id)
             async with self.db.session() as s:
@@ -296,6 +316,8 @@ class IngestionService:
                     status=DocumentStatus.FAILED,
                     error_message=reason[:2000],
                     chunk_count=0,
+                    # An unchanged refused file is not parsed again on every init.
+                    **({"doc_metadata": {REFUSED: True}} if isinstance(exc, DocumentError) else {}),
                 )
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
@@ -389,10 +411,16 @@ class IngestionService:
     async def upload(
         self, filename: str, data: bytes, category: str, *, replace: bool = False
     ) -> FileResult:
+        """Check, store and index one file. Content that cannot be imported is refused before
+        anything is written; the file and its row are written together or not at all."""
         rel, _ = self.check_upload(filename, category, len(data))
         target = self.kb_dir / rel
         if not await asyncio.to_thread(inside, target, self.kb_dir):
             raise InvalidUpload(f"{filename!r} would be stored outside the knowledge base")
+        try:
+            await parse_bounded(data, rel)
+        except DocumentError as exc:
+            raise InvalidDocument(f"{exc}; nothing was stored") from None
         async with self._write_lock:
             async with self.db.session() as s:
                 existing = await repo.get_document_by_path(s, rel)
@@ -400,8 +428,11 @@ class IngestionService:
                 raise DocumentExists(
                     f"{rel} already exists; delete it first or upload with replace=true"
                 )
-            await asyncio.to_thread(atomic_write, target, data)
-            await self._mark_pending([rel], {rel: existing} if existing else {})
+            await store_file(
+                target,
+                data,
+                record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
+            )
             result, category_touched = await self._import(
                 rel, data, hashlib.sha256(data).hexdigest()
             )

@@ -1,17 +1,27 @@
-"""Import results and the checks and file writes behind an upload. Pure apart from the file I/O."""
+"""Import results and the checks and file writes behind an upload. No database access of its own."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import os
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from retrieval.documents import CATEGORY_RE
-from retrieval.errors import FileTooLarge, InvalidUpload, UnsupportedFileType
+from retrieval.errors import FileTooLarge, InvalidUpload, StorageFull, UnsupportedFileType
+from retrieval.failures import DISK_FULL, describe
+
+log = logging.getLogger(__name__)
 
 ALLOWED_SUFFIXES = (".md", ".markdown", ".txt")
+# File systems allow 255 bytes per name; the temporary name written first adds 38 to it.
+MAX_NAME_BYTES = 200
 
 
 @dataclass
@@ -51,24 +61,63 @@ def sanitize_filename(name: str) -> str:
     base = PurePosixPath(name.replace("\\", "/")).name.strip()
     base = re.sub(r"[^\w.\-\u4e00-\u9fff]+", "-", base).strip("-")
     if not base or base.startswith(".") or base in {".", ".."}:
-        raise InvalidUpload(f"file name {name!r} is not usable; send a name like runbook.md")
+        raise InvalidUpload(f"file name {name[:100]!r} is not usable; send a name like runbook.md")
     if not base.lower().endswith(ALLOWED_SUFFIXES):
         raise UnsupportedFileType(
-            f"{name!r}: only {', '.join(ALLOWED_SUFFIXES)} files can be imported"
+            f"{name[:100]!r}: only {', '.join(ALLOWED_SUFFIXES)} files can be imported"
         )
-    return base[:200]
+    # Refused, not shortened: a cut name could collide with another document's (and replace it).
+    if (size := len(base.encode())) > MAX_NAME_BYTES:
+        raise InvalidUpload(
+            f"the file name is {size} bytes long in UTF-8; the limit is {MAX_NAME_BYTES} "
+            f"(about {MAX_NAME_BYTES // 3} Chinese characters): rename the file, keeping its "
+            "extension"
+        )
+    return base
 
 
 def inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-    """Write beside the target, then rename: a reader never sees half a file."""
+def write_temp(target: Path, data: bytes) -> Path:
+    """Write ``data`` to a hidden file beside ``target`` (the folder scan skips it) and return it;
+    renaming it onto ``target`` is then atomic. A failed write leaves nothing behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    try:
+        with tmp.open("xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+async def store_file(target: Path, data: bytes, record: Callable[[], Awaitable[Any]]) -> None:
+    """Write ``target`` together with its database row: a temporary file, then ``record()`` (the
+    row), then the rename. A failed write or row leaves no file behind (a stray file would be
+    imported by the next folder scan); a failed rename leaves a PENDING row without a file, which
+    the next import drops."""
+    new_folder = not await asyncio.to_thread(target.parent.exists)
+    tmp: Path | None = None
+    try:
+        tmp = await asyncio.to_thread(write_temp, target, data)
+        await record()
+        await asyncio.to_thread(tmp.replace, target)
+    except OSError as exc:
+        log.warning("could not store %s", target, exc_info=True)
+        if exc.errno in DISK_FULL:
+            raise StorageFull(f"{target.name} was not stored: {describe(exc)}") from None
+        raise
+    finally:
+        if tmp is not None:
+            await asyncio.to_thread(tmp.unlink, missing_ok=True)
+        if new_folder and not await asyncio.to_thread(target.exists):
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(target.parent.rmdir)
 
 
 def check_upload(filename: str, category: str, size: int | None, max_bytes: int) -> tuple[str, str]:
@@ -81,6 +130,6 @@ def check_upload(filename: str, category: str, size: int | None, max_bytes: int)
     name = sanitize_filename(filename)
     if size is not None and size > max_bytes:
         raise FileTooLarge(
-            f"{filename!r} is {size} bytes; the limit is {max_bytes} bytes (MAX_UPLOAD_MB)"
+            f"{filename[:100]!r} is {size} bytes; the limit is {max_bytes} bytes (MAX_UPLOAD_MB)"
         )
     return f"{category}/{name}", category

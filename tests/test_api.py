@@ -7,7 +7,8 @@ import asyncio
 import httpx
 import pytest
 
-from tests.conftest import sse_events
+from tests.support.kb import started_services
+from tests.support.payloads import sse_events
 
 RUNBOOK = b"""---
 title: Kafka consumer lag runbook
@@ -315,7 +316,11 @@ async def test_api_key_guards_mutating_endpoints(keyed) -> None:  # noqa: ANN001
         401,
     )
     _err(await keyed.post("/api/knowledge/init"), 401)
-    assert (await keyed.get("/api/sessions")).status_code == 200  # reads stay open
+    # With a key, reads are guarded too (auth.protect-reads defaults on); pages and /healthz stay open.
+    _err(await keyed.get("/api/sessions"), 401, "api_key_required")
+    assert (await keyed.get("/api/sessions", headers={"X-API-Key": "s3cret"})).status_code == 200
+    assert (await keyed.get("/healthz")).status_code == 200
+    assert (await keyed.get("/documents")).status_code == 200
     ok = await keyed.post(
         "/api/chat", json={"question": "ERR_TIMEOUT"}, headers={"X-API-Key": "s3cret"}
     )
@@ -325,24 +330,11 @@ async def test_api_key_guards_mutating_endpoints(keyed) -> None:  # noqa: ANN001
 @pytest.fixture
 async def mysql_client(tmp_path_factory, embeddings):  # noqa: ANN001
     from server import create_app
-    from services import Services
-    from tests.conftest import (
-        MYSQL_SKIP,
-        _create_mysql_db,
-        _drop_mysql_db,
-        kb_settings,
-        mysql_server_url,
-    )
 
-    server = mysql_server_url()
-    if not server:
-        pytest.skip(MYSQL_SKIP)
-    url = await _create_mysql_db(server)
-    svc = await Services.start(
-        kb_settings(tmp_path_factory.mktemp("api-mysql"), database_url=url), embeddings=embeddings
-    )
-    app = create_app(services=svc)
-    try:
+    async with started_services(
+        tmp_path_factory.mktemp("api-mysql"), embeddings, mysql=True
+    ) as svc:
+        app = create_app(services=svc)
         async with (
             app.router.lifespan_context(app),
             httpx.AsyncClient(
@@ -350,15 +342,13 @@ async def mysql_client(tmp_path_factory, embeddings):  # noqa: ANN001
             ) as c,
         ):
             yield c
-    finally:
-        await svc.close()
-        await _drop_mysql_db(server, url)
 
 
+@pytest.mark.mysql
 async def test_key_paths_on_mariadb(mysql_client) -> None:  # noqa: ANN001
     c = mysql_client
     h = (await c.get("/healthz")).json()
-    assert h["database"] == {"kind": "mysql", "ok": True}
+    assert h["database"] == {"kind": "mysql", "ok": True, "reachable": True, "writable": True}
     chat = (await c.post("/api/chat", json={"question": "ERR_TIMEOUT 是什么意思？"})).json()
     assert "api/payment-errors.md" in chat["answer"]
     stream = sse_events(

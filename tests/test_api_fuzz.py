@@ -12,7 +12,9 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
-from tests.processes import start_server
+from tests.support.processes import start_server
+
+pytestmark = pytest.mark.slow  # a real server process and a bounded property-based run
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 SLOW = {

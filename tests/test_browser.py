@@ -1,6 +1,6 @@
 """The operator console in a real browser against a real server.
 
-One server subprocess (``python -m server`` over a private copy of the sample knowledge base) and
+One server subprocess (``python -m server`` over a private copy of the fixture runbooks) and
 one headless Chromium for the whole module. Needs Debian's Chromium (``apt-get install chromium``)
 and the Playwright Python package; skips with that hint otherwise. Never downloads a browser.
 """
@@ -15,14 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    MISSING_CHROMIUM,
-    MISSING_PLAYWRIGHT,
-    Server,
-    start_server,
-)
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, MISSING_CHROMIUM, MISSING_PLAYWRIGHT
+from tests.support.processes import Server, start_server
 
 try:
     from playwright.async_api import Browser, Page, async_playwright, expect
@@ -30,6 +24,8 @@ except ImportError:  # pragma: no cover - the skip below explains it
     async_playwright = None  # type: ignore[assignment]
 
 pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,  # a server process and a real browser
     pytest.mark.skipif(async_playwright is None, reason=MISSING_PLAYWRIGHT),
     pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING_CHROMIUM),
 ]

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 COMPOSE_FILE = ROOT / "compose.yaml"
 DOCKERFILE = ROOT / "Dockerfile"
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -156,10 +157,12 @@ def _run_config(tmp_path: Path, *extra: str) -> None:
     assert proc.returncode == 0, f"{shlex.join(full)} failed:\n{proc.stdout}\n{proc.stderr}"
 
 
+@pytest.mark.slow  # runs docker-compose
 def test_compose_config_is_valid(tmp_path: Path) -> None:
     _run_config(tmp_path)
 
 
+@pytest.mark.slow  # runs docker-compose
 def test_compose_config_is_valid_with_env_example(tmp_path: Path) -> None:
     _run_config(tmp_path, "--env-file", str(ENV_EXAMPLE))
 

@@ -14,7 +14,7 @@ from graph.graphs import compile_graphs
 from graph.state import run_input
 from retrieval.lookup import LookupConfig
 from retrieval.relevance import Thresholds
-from tests.test_iss002 import ScriptedFactory, ScriptedModel
+from tests.support.scripted_model import ScriptedFactory, ScriptedModel
 from tools.knowledge import run_config
 
 BASE = LookupConfig(thresholds=Thresholds(2.0, 0.75, 0.5), top_k=7, budget=8)

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from graph.prompts import NAMES, PromptError, load_prompts
 from retrieval.documents import parse_document
 from settings import SHIPPED_PROMPTS_DIR
-from tests.conftest import kb_settings
+from tests.support.kb import started_services
 
 PLAIN = "# 磁盘满处理\n\n先清理 /var/log 下的旧日志，再扩容磁盘。\n\n## 清理步骤\n执行 du -sh。\n\n## 扩容\n在线扩容 LVM。\n"
 
@@ -30,13 +30,8 @@ class BrokenModel(BaseChatModel):
 
 @pytest.fixture(scope="module")
 async def stack(tmp_path_factory: pytest.TempPathFactory, embeddings):
-    from services import Services
-
-    svc = await Services.start(
-        kb_settings(tmp_path_factory.mktemp("domains")), embeddings=embeddings
-    )
-    yield svc
-    await svc.close()
+    async with started_services(tmp_path_factory.mktemp("domains"), embeddings) as svc:
+        yield svc
 
 
 async def test_domains_generated_at_start_and_map_is_yaml(stack) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import MYSQL_SKIP, _create_mysql_db, _drop_mysql_db, mysql_server_url
-from tests.processes import (
+from tests.support.mysql import create_mysql_db, drop_mysql_db, require_mysql
+from tests.support.processes import (
     MilvusLiteServer,
     free_port,
     python_bin,
@@ -19,6 +19,8 @@ from tests.processes import (
     start_server,
     stop_process,
 )
+
+pytestmark = pytest.mark.slow  # real server processes
 
 DOC = b"# Disk full runbook\n\nClean /var/log first, then grow the volume.\n"
 
@@ -68,11 +70,10 @@ def test_milvus_unreachable_falls_back_to_l0(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.mysql
 def test_workers_starting_together_on_a_fresh_install(tmp_path: Path) -> None:
-    server_url = mysql_server_url()
-    if not server_url:
-        pytest.skip(MYSQL_SKIP)
-    db_url = asyncio.run(_create_mysql_db(server_url))
+    server_url = require_mysql()
+    db_url = asyncio.run(create_mysql_db(server_url))
     milvus = MilvusLiteServer(tmp_path / "milvus-data", free_port()).start()
     port = free_port()
     env = server_env(tmp_path, port, DATABASE_URL=db_url, MILVUS_URI=milvus.uri, LOG_LEVEL="INFO")
@@ -115,4 +116,4 @@ def test_workers_starting_together_on_a_fresh_install(tmp_path: Path) -> None:
     finally:
         stop_process(proc)
         milvus.stop()
-        asyncio.run(_drop_mysql_db(server_url, db_url))
+        asyncio.run(drop_mysql_db(server_url, db_url))

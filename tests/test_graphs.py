@@ -16,7 +16,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from graph.context import Context
 from graph.graphs import compile_graphs
 from graph.state import run_input
-from tests.conftest import ModelInputs, all_keys
+from tests.support.payloads import all_keys
+from tests.support.spies import ModelInputs
 
 SCORE_KEYS = {
     "score",

@@ -7,23 +7,21 @@ import sqlalchemy as sa
 
 from persistence.models import ApiDocument
 from retrieval.errors import DocumentExists, FileTooLarge, InvalidUpload, UnsupportedFileType
-from tests.conftest import build_kb, kb_settings
+from tests.support.kb import started_kb
 
 
 @pytest.fixture(scope="module")
 async def kb(tmp_path_factory: pytest.TempPathFactory, embeddings):
-    base = tmp_path_factory.mktemp("kb-life")
-    knowledge = await build_kb(kb_settings(base, max_upload_mb=1), embeddings)
     events: list[dict] = []
-    report = await knowledge.start(progress=events.append)
-    assert report is not None and report.count("INDEXED") == 6
-    assert events[0]["event"] == "start" and events[-1]["event"] == "done"
-    assert [e["file"] for e in events if e.get("status") == "INDEXED"] == [
-        r.file_path for r in report.results
-    ]
-    yield knowledge
-    await knowledge.close()
-    await knowledge.db.dispose()
+    async with started_kb(
+        tmp_path_factory.mktemp("kb-life"), embeddings, progress=events.append, max_upload_mb=1
+    ) as (knowledge, report):
+        assert report.count("INDEXED") == 6
+        assert events[0]["event"] == "start" and events[-1]["event"] == "done"
+        assert [e["file"] for e in events if e.get("status") == "INDEXED"] == [
+            r.file_path for r in report.results
+        ]
+        yield knowledge
 
 
 async def _rows(kb) -> list[ApiDocument]:

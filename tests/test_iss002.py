@@ -11,81 +11,13 @@ import dataclasses
 import json
 import uuid
 from collections import Counter
-from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import ToolMessage
 
 from graph.context import Context
 from graph.graphs import compile_graphs
-from graph.offline.text import estimate_tokens
 from graph.state import run_input
-
-VARIANTS = [
-    "HikariCP",
-    "连接池超时",
-    "maximumPoolSize 怎么设置",
-    "maxLifetime",
-    "wait_timeout",
-    "Flyway",
-    "checksum mismatch",
-    "Redis",
-    "maxmemory-policy",
-    "连接池耗尽",
-    "leakDetectionThreshold",
-    "max_connections",
-    "Lettuce 连接池",
-    "AOF 持久化",
-    "SLOWLOG",
-    "baselineOnMigrate",
-    "outOfOrder",
-    "CLUSTERDOWN",
-    "READONLY 报错",
-    "大Key",
-]
-
-
-class ScriptedModel(BaseChatModel):
-    """Issues one lookup per turn from a fixed list, then answers; counts the tokens it is sent."""
-
-    queries: list[str]
-    sent_tokens: list[int] = []
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        text = "\n".join(
-            m.content if isinstance(m.content, str) else json.dumps(m.content) for m in messages
-        )
-        self.sent_tokens.append(estimate_tokens(text))
-        done = sum(1 for m in messages if isinstance(m, ToolMessage))
-        if done < len(self.queries):
-            call = {
-                "name": "lookup_knowledge",
-                "args": {"query": self.queries[done]},
-                "id": f"call_{done}",
-                "type": "tool_call",
-            }
-            msg = AIMessage(content="", tool_calls=[call])
-        else:
-            msg = AIMessage(content="基于已检索到的连接池、Flyway 与 Redis 手册作答。")
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-class ScriptedFactory:
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
-
-    def for_role(self, role: str, ctx: Any = None) -> BaseChatModel:
-        return self.model
+from tests.support.scripted_model import VARIANTS, ScriptedFactory, ScriptedModel
 
 
 async def test_twenty_variants_over_one_domain(services, record_property) -> None:  # noqa: ANN001

@@ -8,20 +8,17 @@ import pytest
 
 from retrieval.lookup import DedupReason
 from retrieval.memory import SessionMemory
-from tests.conftest import all_keys, build_kb, kb_settings
+from tests.support.kb import started_kb
+from tests.support.payloads import all_keys
 
 SCORE_FIELDS = {"score", "distance", "similarity", "rrf", "bm25", "dense_distance", "l1_scores"}
 
 
 @pytest.fixture(scope="module")
 async def kb(tmp_path_factory: pytest.TempPathFactory, embeddings):
-    base = tmp_path_factory.mktemp("kb-read")
-    knowledge = await build_kb(kb_settings(base), embeddings)
-    report = await knowledge.start()
-    assert report is not None and report.count("INDEXED") == 6, report.as_dict()
-    yield knowledge
-    await knowledge.close()
-    await knowledge.db.dispose()
+    async with started_kb(tmp_path_factory.mktemp("kb-read"), embeddings) as (knowledge, report):
+        assert report.count("INDEXED") == 6, report.as_dict()
+        yield knowledge
 
 
 async def test_err_timeout_is_precise_from_l0_with_l1_skipped(kb) -> None:

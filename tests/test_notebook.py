@@ -8,11 +8,16 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.conftest import ROOT
+from tests.support.kb import copy_fixture_kb
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.slow  # a Jupyter kernel runs the whole notebook
 
 
 def test_quickstart_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUPERBIZ_NOTEBOOK_DIR", str(tmp_path))
+    # The notebook keeps a knowledge base it finds in its folder: give it the fixture runbooks.
+    copy_fixture_kb(tmp_path / "knowledge_base")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.read(ROOT / "notebooks" / "quickstart.ipynb", as_version=4)
     client = NotebookClient(

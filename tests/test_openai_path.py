@@ -1,4 +1,4 @@
-"""The same graphs through ``ChatOpenAI`` against a local OpenAI-protocol server (tests/openai_stub)."""
+"""The same graphs through ``ChatOpenAI`` against a local OpenAI-protocol server (tests/support/openai_stub.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from graph.graphs import compile_graphs
 from graph.models import ModelFactory
 from graph.state import run_input
 from settings import load_settings
-from tests.conftest import ModelInputs
-from tests.openai_stub import StubLLM
+from tests.support.openai_stub import StubLLM
+from tests.support.spies import ModelInputs
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.openai_stub import StubLLM
-from tests.processes import Server, start_server
+from tests.support.openai_stub import StubLLM
+from tests.support.processes import Server, start_server
 
 LEASE_S = 10
 SIMPLE = "ERR_TIMEOUT 是什么意思"

@@ -18,14 +18,9 @@ from persistence import repository as repo
 from persistence.evaluation import Call, evidence_score
 from persistence.feedback import FeedbackError, SessionNotFound, submit_feedback
 from persistence.models import CaseLibrary
-from tests.conftest import (
-    MYSQL_SKIP,
-    ModelInputs,
-    _create_mysql_db,
-    _drop_mysql_db,
-    kb_settings,
-    mysql_server_url,
-)
+from tests.support.kb import started_services
+from tests.support.scripted_model import VARIANTS, ScriptedFactory, ScriptedModel
+from tests.support.spies import ModelInputs
 
 COMPLEX = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
 
@@ -35,27 +30,16 @@ async def _trace(services, sid: str):  # noqa: ANN001, ANN202
         return await repo.get_trace(db, sid)
 
 
-@pytest.fixture(params=["sqlite", "mysql"])
+@pytest.fixture(params=["sqlite", pytest.param("mysql", marks=pytest.mark.mysql)])
 async def stack(request, tmp_path_factory, embeddings, services):  # noqa: ANN001
     """The shared SQLite stack, or a MariaDB-backed one (records and checkpoints in MariaDB)."""
     if request.param == "sqlite":
         yield services
         return
-    server = mysql_server_url()
-    if not server:
-        pytest.skip(MYSQL_SKIP)
-    from services import Services
-
-    mysql = await _create_mysql_db(server)
-    svc = await Services.start(
-        kb_settings(tmp_path_factory.mktemp("mysql-stack"), database_url=mysql),
-        embeddings=embeddings,
-    )
-    try:
+    async with started_services(
+        tmp_path_factory.mktemp("mysql-stack"), embeddings, mysql=True
+    ) as svc:
         yield svc
-    finally:
-        await svc.close()
-        await _drop_mysql_db(server, mysql)
 
 
 async def test_one_chat_run_leaves_a_complete_trace(stack) -> None:  # noqa: ANN001
@@ -114,8 +98,6 @@ async def _distribution(stack) -> dict:  # noqa: ANN001
 
 
 async def test_dedup_and_budget_are_recorded(services) -> None:  # noqa: ANN001
-    from tests.test_iss002 import VARIANTS, ScriptedFactory, ScriptedModel
-
     view = dataclasses.replace(
         services.deps,
         models=ScriptedFactory(ScriptedModel(queries=VARIANTS[:10], sent_tokens=[])),

@@ -3,8 +3,8 @@ langgraph-sdk completes."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -13,10 +13,29 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import ROOT
-from tests.processes import stop_process
+from tests.support.kb import copy_fixture_kb
+from tests.support.paths import ROOT
+from tests.support.processes import stop_process
+
+pytestmark = pytest.mark.slow  # a langgraph dev server process
 
 PORT = 2025  # 2024 is taken on these machines
+
+
+def config_outside_checkout(work: Path) -> Path:
+    """The repository's langgraph.json with its paths made absolute, written into ``work``.
+
+    ``langgraph dev`` keeps its in-memory runs under ``./.langgraph_api`` and resolves graph paths
+    from its working directory; running it in ``work`` keeps the checkout clean."""
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    config["dependencies"] = [str((ROOT / d).resolve()) for d in config["dependencies"]]
+    config["graphs"] = {
+        name: f"{(ROOT / spec.split(':')[0]).resolve()}:{spec.split(':')[1]}"
+        for name, spec in config["graphs"].items()
+    }
+    path = work / "langgraph.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
 
 
 def _wait_ok(proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
@@ -40,7 +59,7 @@ def studio(tmp_path: Path):
     exe = Path(os.sys.executable).with_name("langgraph")
     if not exe.exists():
         pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
-    shutil.copytree(ROOT / "knowledge_base", tmp_path / "kb")
+    copy_fixture_kb(tmp_path / "kb")
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'studio.db'}",
@@ -49,6 +68,7 @@ def studio(tmp_path: Path):
         "DATA_DIR": str(tmp_path),
         "LANGSMITH_TRACING": "false",
         "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
     }
     log = tmp_path / "langgraph-dev.log"  # outside the repository
     with log.open("wb") as out:
@@ -61,9 +81,9 @@ def studio(tmp_path: Path):
                 "--no-browser",
                 "--no-reload",
                 "--config",
-                str(ROOT / "langgraph.json"),
+                str(config_outside_checkout(tmp_path)),
             ],
-            cwd=ROOT,
+            cwd=tmp_path,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
-from api.deps import JsonWriter, RunnerDep, ServicesDep
+from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     AiOpsRequest,
@@ -22,8 +22,8 @@ from api.schemas import (
 from graph.aiops import AIOPS_TASK
 from persistence.feedback import submit_feedback
 
-router = APIRouter(prefix="/api", tags=["chat"])
-ERRORS = responses(400, 401, 404, 415, 422, 503)
+router = APIRouter(prefix="/api", tags=["chat"], dependencies=Guarded)
+ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
 
 
 def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
@@ -39,7 +39,7 @@ def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
     )
 
 
-@router.post("/chat", response_model=ChatResponse, dependencies=JsonWriter, responses=ERRORS)
+@router.post("/chat", response_model=ChatResponse, dependencies=JsonBody, responses=ERRORS)
 async def chat(body: ChatRequest, runner: RunnerDep) -> ChatResponse:
     """Answer one question; the same ``id`` continues a conversation."""
     result = await runner.run(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex)
@@ -54,7 +54,7 @@ async def chat(body: ChatRequest, runner: RunnerDep) -> ChatResponse:
 
 @router.post(
     "/chat_stream",
-    dependencies=JsonWriter,
+    dependencies=JsonBody,
     responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
 )
 async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceResponse:
@@ -67,7 +67,7 @@ async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceRespon
 
 @router.post(
     "/ai_ops",
-    dependencies=JsonWriter,
+    dependencies=JsonBody,
     responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
 )
 async def ai_ops(runner: RunnerDep, body: AiOpsRequest | None = None) -> EventSourceResponse:
@@ -77,9 +77,7 @@ async def ai_ops(runner: RunnerDep, body: AiOpsRequest | None = None) -> EventSo
     return _sse(runner.events(AIOPS_TASK, run=run))
 
 
-@router.post(
-    "/feedback", response_model=FeedbackResponse, dependencies=JsonWriter, responses=ERRORS
-)
+@router.post("/feedback", response_model=FeedbackResponse, dependencies=JsonBody, responses=ERRORS)
 async def feedback(body: FeedbackRequest, services: ServicesDep) -> FeedbackResponse:
     """``useful`` files the session into the case library (once); ``not_useful`` only records it."""
     result = await submit_feedback(services.db, body.session_id, body.feedback)

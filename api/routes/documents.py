@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
 
-from api.deps import ServicesDep, Writer
+from api.deps import Guarded, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Chunk,
@@ -19,9 +20,11 @@ from api.schemas import (
 )
 from persistence import repository as repo
 from persistence.models import DocumentStatus
+from retrieval import failures
 
-router = APIRouter(prefix="/api/documents", tags=["documents"])
-ERRORS = responses(400, 401, 404, 409, 413, 415, 422, 503)
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/documents", tags=["documents"], dependencies=Guarded)
+ERRORS = responses(400, 401, 403, 404, 409, 413, 415, 422, 503, 507)
 StatusFilter = Annotated[
     DocumentStatus | None, Query(description="PENDING, PROCESSING, INDEXED or FAILED")
 ]
@@ -35,9 +38,7 @@ async def _document(services: Any, doc_id: str) -> Any:
     return row
 
 
-@router.post(
-    "/upload", status_code=201, response_model=UploadResponse, dependencies=Writer, responses=ERRORS
-)
+@router.post("/upload", status_code=201, response_model=UploadResponse, responses=ERRORS)
 async def upload(
     services: ServicesDep,
     file: Annotated[UploadFile, File(description=".md, .markdown or .txt")],
@@ -85,7 +86,9 @@ async def get_document(services: ServicesDep, doc_id: str) -> Any:
     try:
         rows = await asyncio.to_thread(services.kb.store.chunks_of, doc_id)
     except Exception as exc:  # the vector store being down must not hide the document
-        rows, unavailable = [], f"chunks are unavailable: {exc}"
+        log.warning("chunks of %s unavailable", doc_id, exc_info=True)
+        reason = failures.describe(exc, vector_store=services.kb.store.uri)
+        rows, unavailable = [], f"chunks are unavailable: {reason}"
     chunks = [
         Chunk(
             index=r["chunk_index"], breadcrumb=r.get("breadcrumb", ""), text=str(r.get("text", ""))
@@ -98,9 +101,7 @@ async def get_document(services: ServicesDep, doc_id: str) -> Any:
     return detail
 
 
-@router.post(
-    "/{doc_id}/reindex", response_model=UploadResponse, dependencies=Writer, responses=ERRORS
-)
+@router.post("/{doc_id}/reindex", response_model=UploadResponse, responses=ERRORS)
 async def reindex(services: ServicesDep, doc_id: str) -> Any:
     result = await services.kb.ingestion.reindex(doc_id)
     return UploadResponse(
@@ -108,7 +109,7 @@ async def reindex(services: ServicesDep, doc_id: str) -> Any:
     )
 
 
-@router.delete("/{doc_id}", dependencies=Writer, responses=ERRORS)
+@router.delete("/{doc_id}", responses=ERRORS)
 async def delete_document(services: ServicesDep, doc_id: str) -> dict[str, str]:
     """Removes the row, its vectors, its L0 entries and its file, together."""
     await services.kb.ingestion.delete(doc_id)

@@ -11,22 +11,20 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse
 
-from api.deps import JsonReader, ServicesDep, Writer
+from api.deps import Guarded, JsonBody, ServicesDep
 from api.errors import ApiError, responses
 from api.jobs import JobRegistry
 from api.schemas import DomainOut, JobOut, LookupRequest, camelize
 
-router = APIRouter(prefix="/api", tags=["knowledge"])
-ERRORS = responses(401, 404, 409, 415, 422, 503)
+router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
+ERRORS = responses(401, 403, 404, 409, 415, 422, 503)
 
 
 def _jobs(request: Request) -> JobRegistry:
     return request.app.state.jobs
 
 
-@router.post(
-    "/knowledge/init", status_code=202, response_model=JobOut, dependencies=Writer, responses=ERRORS
-)
+@router.post("/knowledge/init", status_code=202, response_model=JobOut, responses=ERRORS)
 async def init(
     request: Request, force: bool = Query(False, description="re-import unchanged files too")
 ) -> Any:
@@ -76,7 +74,7 @@ async def stats(services: ServicesDep) -> dict[str, Any]:
     return camelize(await services.kb.ingestion.stats())
 
 
-@router.post("/knowledge/lookup", dependencies=JsonReader, responses=ERRORS)
+@router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)
 async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
     """Hit testing: one lookup with a fresh session memory, showing what the model would see and
     every raw score (L0 matches, dense / BM25 / RRF per hit)."""

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import JsonWriter, RunnerDep, ServicesDep, Writer
+from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Checkpoint,
@@ -20,8 +20,8 @@ from api.schemas import (
 from persistence import repository as repo
 from persistence.leases import SessionBusy
 
-router = APIRouter(prefix="/api/sessions", tags=["sessions"])
-ERRORS = responses(400, 401, 404, 415, 422, 503)
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
+ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
 
 
 def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
@@ -72,7 +72,7 @@ async def checkpoints(services: ServicesDep, session_id: str) -> Any:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
 
-@router.post("/{session_id}/resume", dependencies=Writer, responses=ERRORS | responses(409))
+@router.post("/{session_id}/resume", responses=ERRORS | responses(409))
 async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
     session, with its retrieval memory, and without writing any step twice. 409
@@ -90,7 +90,7 @@ async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     return camelize(result.__dict__)
 
 
-@router.post("/{session_id}/replay", dependencies=JsonWriter, responses=ERRORS)
+@router.post("/{session_id}/replay", dependencies=JsonBody, responses=ERRORS)
 async def replay(
     services: ServicesDep, session_id: str, body: ReplayRequest | None = None
 ) -> dict[str, Any]:

@@ -1,18 +1,37 @@
 // HTTP helpers for the console: JSON calls, error decoding and a POST-capable SSE reader.
+// When the server has an API key, every call sends it as X-API-Key; on 401 the page asks the
+// operator for the key (see setKeyPrompt) and retries.
 
 const API_KEY_STORAGE = "sb.apiKey";
 
+// Kept for this tab only (sessionStorage): closing the tab forgets the key.
 export function getApiKey() {
   try {
-    return localStorage.getItem(API_KEY_STORAGE) || "";
+    return sessionStorage.getItem(API_KEY_STORAGE) || "";
   } catch {
     return "";
   }
 }
 
 export function setApiKey(value) {
-  if (value) localStorage.setItem(API_KEY_STORAGE, value);
-  else localStorage.removeItem(API_KEY_STORAGE);
+  if (value) sessionStorage.setItem(API_KEY_STORAGE, value);
+  else sessionStorage.removeItem(API_KEY_STORAGE);
+}
+
+let keyPrompt = null;
+let pendingPrompt = null;
+
+/** `prompt(reason)` resolves to a key the operator entered, or null when they cancel. */
+export function setKeyPrompt(prompt) {
+  keyPrompt = prompt;
+}
+
+function askForKey(reason) {
+  // Several calls failing together share one dialog.
+  pendingPrompt ??= keyPrompt(reason).finally(() => {
+    pendingPrompt = null;
+  });
+  return pendingPrompt;
 }
 
 /** An HTTP error carrying the server's `{"error", "message"}` body. */
@@ -64,12 +83,30 @@ async function errorFrom(resp) {
   return new ApiError(resp.status, code, message, body);
 }
 
-function headersFor(method, hasJson) {
+function headersFor(hasJson) {
   const headers = { Accept: "application/json" };
   if (hasJson) headers["Content-Type"] = "application/json";
   const key = getApiKey();
-  if (key && method !== "GET") headers["X-API-Key"] = key;
+  if (key) headers["X-API-Key"] = key;
   return headers;
+}
+
+/** fetch() with the key; a 401 asks for the key and tries again until it works or is cancelled. */
+async function send(path, { json, ...init }, extraHeaders = {}) {
+  for (;;) {
+    let resp;
+    try {
+      resp = await fetch(path, { ...init, headers: { ...headersFor(json), ...extraHeaders } });
+    } catch (err) {
+      if (err && err.name === "AbortError") throw err;
+      throw new ApiError(0, "network", `无法连接服务器：${err.message}`, null);
+    }
+    if (resp.status !== 401 || !keyPrompt) return resp;
+    const err = await errorFrom(resp);
+    const key = await askForKey(err.message);
+    if (!key) throw err;
+    setApiKey(key);
+  }
 }
 
 export function withQuery(path, params) {
@@ -84,18 +121,12 @@ export function withQuery(path, params) {
 
 /** JSON request. Options: method, json (body object), form (FormData), query, signal. */
 export async function api(path, { method = "GET", json, form, query, signal } = {}) {
-  let resp;
-  try {
-    resp = await fetch(withQuery(path, query), {
-      method,
-      headers: headersFor(method, json !== undefined),
-      body: json !== undefined ? JSON.stringify(json) : form,
-      signal,
-    });
-  } catch (err) {
-    if (err && err.name === "AbortError") throw err;
-    throw new ApiError(0, "network", `无法连接服务器：${err.message}`, null);
-  }
+  const resp = await send(withQuery(path, query), {
+    method,
+    json: json !== undefined,
+    body: json !== undefined ? JSON.stringify(json) : form,
+    signal,
+  });
   if (!resp.ok) throw await errorFrom(resp);
   if (resp.status === 204) return null;
   const type = resp.headers.get("content-type") || "";
@@ -108,18 +139,11 @@ export async function api(path, { method = "GET", json, form, query, signal } = 
  * Resolves when the stream ends; rejects with ApiError for an HTTP error status.
  */
 export async function streamSSE(path, body, { onEvent, signal } = {}) {
-  let resp;
-  try {
-    resp = await fetch(path, {
-      method: "POST",
-      headers: { ...headersFor("POST", true), Accept: "text/event-stream" },
-      body: JSON.stringify(body ?? {}),
-      signal,
-    });
-  } catch (err) {
-    if (err && err.name === "AbortError") throw err;
-    throw new ApiError(0, "network", `无法连接服务器：${err.message}`, null);
-  }
+  const resp = await send(
+    path,
+    { method: "POST", json: true, body: JSON.stringify(body ?? {}), signal },
+    { Accept: "text/event-stream" },
+  );
   if (!resp.ok) throw await errorFrom(resp);
   if (!resp.body) throw new ApiError(resp.status, "no_stream", "浏览器不支持流式响应", null);
   const reader = resp.body.getReader();

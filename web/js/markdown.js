@@ -70,7 +70,8 @@ function renderTable(lines, i) {
     c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : "",
   );
   const cell = (tag, text, k) =>
-    `<${tag}${aligns[k] ? ` style="text-align:${aligns[k]}"` : ""}>${inline(text)}</${tag}>`;
+    // A class, not a style attribute: the Content-Security-Policy allows no inline styles.
+    `<${tag}${aligns[k] ? ` class="align-${aligns[k]}"` : ""}>${inline(text)}</${tag}>`;
   let html = `<table><thead><tr>${head.map((c, k) => cell("th", c, k)).join("")}</tr></thead><tbody>`;
   i += 2;
   while (i < lines.length && lines[i].trim() && lines[i].includes("|")) {

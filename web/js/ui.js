@@ -1,7 +1,7 @@
 // Shared UI helpers: a DOM builder (text is always set as text, never as HTML), formatters,
 // badges, dialogs and the top-nav tools (health indicator, API key).
 
-import { api, getApiKey, setApiKey } from "./api.js";
+import { api, getApiKey, setApiKey, setKeyPrompt } from "./api.js";
 
 /**
  * h("button", {class: "primary", onclick: fn, "data-testid": "x"}, "text", child…)
@@ -199,18 +199,18 @@ export function confirmDialog({ title, message, confirmLabel = "确认", danger 
 
 // ---- shell -------------------------------------------------------------------------------------
 
+/** The API-key dialog. `ask(reason)` opens it and resolves to the saved key, or null. */
 function apiKeyDialog(button) {
   const input = h("input", {
     type: "password",
     id: "api-key-input",
     autocomplete: "off",
     "data-testid": "api-key-input",
-    value: getApiKey(),
   });
-  const status = h("p", { class: "muted small-text", role: "status" });
+  const reasonText = h("p", { class: "field-error", role: "alert", "data-testid": "api-key-reason", hidden: true });
   const dlg = h(
     "dialog",
-    { "aria-labelledby": "api-key-title" },
+    { "aria-labelledby": "api-key-title", "data-testid": "api-key-dialog" },
     h(
       "form",
       { method: "dialog" },
@@ -219,39 +219,52 @@ function apiKeyDialog(button) {
       h(
         "div",
         { class: "dialog-body" },
+        reasonText,
         h("div", { class: "field" },
           h("label", { for: "api-key-input" }, "X-API-Key"),
           input,
-          h("span", { class: "hint" }, "服务端设置了 API_KEY 时，所有 POST/DELETE 请求都需要它；只保存在本浏览器 (localStorage)。")),
-        status,
+          h("span", { class: "hint" }, "服务端设置了 API_KEY 时，每个请求都需要它；只保存在当前标签页 (sessionStorage)，关闭标签页即清除。")),
       ),
       h(
         "div",
         { class: "dialog-foot" },
         h("button", {
           type: "button",
+          "data-testid": "api-key-clear",
           onclick: () => {
             setApiKey("");
             input.value = "";
-            updateLabel();
-            dlg.close();
+            dlg.close("clear");
           },
         }, "清除"),
-        h("button", { type: "submit", class: "primary", value: "save" }, "保存"),
+        h("button", { type: "submit", class: "primary", value: "save", "data-testid": "api-key-save" }, "保存"),
       ),
     ),
   );
   const updateLabel = () => {
     button.textContent = getApiKey() ? "API Key ✓" : "API Key";
   };
+  let resolveAsk = null;
   dlg.addEventListener("close", () => {
-    if (dlg.returnValue === "save") setApiKey(input.value.trim());
+    const saved = dlg.returnValue === "save" ? input.value.trim() : "";
+    if (saved) setApiKey(saved);
     updateLabel();
+    resolveAsk?.(saved || null);
+    resolveAsk = null;
   });
   wireDialog(dlg);
   document.body.append(dlg);
   updateLabel();
-  return dlg;
+  const ask = (reason) =>
+    new Promise((resolve) => {
+      resolveAsk = resolve;
+      reasonText.textContent = reason || "";
+      reasonText.hidden = !reason;
+      input.value = getApiKey();
+      dlg.returnValue = "";
+      openDialog(dlg);
+    });
+  return ask;
 }
 
 async function showHealth(dot, text) {
@@ -278,8 +291,9 @@ export function initShell() {
   const dot = h("span", { class: "health-dot", "aria-hidden": "true" });
   const text = h("span", { class: "health-text", "data-testid": "health" }, "…");
   const keyBtn = h("button", { type: "button", class: "small", "data-testid": "api-key-button" }, "API Key");
-  const dlg = apiKeyDialog(keyBtn);
-  keyBtn.addEventListener("click", () => openDialog(dlg));
+  const ask = apiKeyDialog(keyBtn);
+  keyBtn.addEventListener("click", () => ask(""));
+  setKeyPrompt((reason) => ask(reason));
   tools.append(h("span", { class: "nowrap", title: "GET /healthz" }, dot, " ", text), keyBtn);
   showHealth(dot, text);
 }

@@ -1,4 +1,4 @@
-"""Helpers for the browser tests: the system Chromium, a real server subprocess, free ports.
+"""The browser the browser tests drive: the system Chromium, and the hints when it is missing.
 
 The browser is Debian's Chromium (``apt-get install chromium``), driven by the Playwright Python
 package; Playwright's own browser downloads (``playwright install``) are never used.
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from tests.processes import Server, free_port, start_server
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -29,12 +27,3 @@ MISSING_PLAYWRIGHT = (
     "browser tests need the Playwright Python package: pip install -e '.[test]' "
     "(it drives the system Chromium; no browser download)"
 )
-__all__ = [
-    "CHROMIUM",
-    "CHROMIUM_ARGS",
-    "MISSING_CHROMIUM",
-    "MISSING_PLAYWRIGHT",
-    "Server",
-    "free_port",
-    "start_server",
-]

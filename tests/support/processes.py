@@ -1,10 +1,12 @@
 """Real processes for tests: the server (``python -m server``) and a Milvus Lite server, each started
-on a free port and stopped by its PID (every child leads its own process group)."""
+on a free port and stopped by its PID (every child leads its own process group).
+
+A server works in the folder it is given (its database, Milvus Lite file, log and a copy of the
+fixture runbooks), never in the checkout."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -15,7 +17,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import ROOT
+from tests.support.kb import copy_fixture_kb
+from tests.support.paths import ROOT
 
 START_TIMEOUT_S = 240
 SCRUBBED = ("DATABASE_URL", "MILVUS_URI", "API_KEY", "LLM_", "OPENAI_", "PROMETHEUS_", "LOKI_")
@@ -70,9 +73,7 @@ class Server:
 
 
 def server_env(work: Path, port: int, **overrides: str) -> dict[str, str]:
-    kb = work / "knowledge_base"
-    if not kb.exists():
-        shutil.copytree(ROOT / "knowledge_base", kb)
+    kb = copy_fixture_kb(work / "knowledge_base")
     env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
     env.update(
         DATABASE_URL=f"sqlite+aiosqlite:///{work / 'kb.db'}",
