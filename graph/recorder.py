@@ -27,6 +27,7 @@ from langchain_core.outputs import LLMResult
 from langgraph.types import Command
 
 from persistence import repository as repo
+from persistence import run_rows
 from persistence.db import Database
 from persistence.models import AgentStep, ToolInvocation
 from tools.errors import is_expected, is_unexpected_text, tool_error_text
@@ -187,7 +188,7 @@ class RunRecorder(AsyncCallbackHandler):
         )
         try:
             async with self.db.session() as s:
-                row, created = await repo.append_step(s, step)
+                row, created = await run_rows.append_step(s, step)
             if not created:
                 self._next_index -= 1
             for tc in msg.tool_calls:
@@ -277,6 +278,6 @@ class RunRecorder(AsyncCallbackHandler):
             inv.retrieval_details = {k: art.get(k) for k in DETAIL_KEYS}
         try:
             async with self.db.session() as s:
-                await repo.append_invocation(s, inv)
+                await run_rows.append_invocation(s, inv)
         except Exception as exc:
             self._failed_write("a tool call", exc)

@@ -25,7 +25,7 @@ from graph.graphs import Graphs
 from graph.recorder import RunRecorder
 from graph.resume import ResumePlan, plan_resume
 from graph.state import run_input
-from persistence import dberrors
+from persistence import dberrors, run_rows
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
@@ -259,7 +259,7 @@ class Runner:
         self, run: Run, status: SessionStatus, answer: str | None, error: str | None
     ) -> bool:
         async with self.db.session() as db:
-            return await repo.finish_session(
+            return await run_rows.finish_session(
                 db,
                 run.session_id,
                 status=status,
@@ -350,7 +350,7 @@ class Runner:
             return await self._close_finished(run, head_answer)
         if plan.action == "restart":
             async with self.db.session() as db:
-                if await repo.delete_run_rows(db, session_id):
+                if await run_rows.delete_run_rows(db, session_id):
                     log.warning(
                         "session %s restarts from its question: %s", session_id, plan.reason
                     )

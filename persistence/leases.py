@@ -3,7 +3,7 @@ and MySQL alike.
 
 A run attempt takes the lease with one conditional UPDATE — of two workers racing for it, exactly
 one sees a row count of 1 — renews it while the run streams, and gives it up when it closes the
-session (``repository.finish_session``). A RUNNING session whose lease ran out belonged to a worker
+session (``run_rows.finish_session``). A RUNNING session whose lease ran out belonged to a worker
 that died or stalled: ``sweep_expired`` closes it as FAILED, and it can be resumed.
 
 Times come from the workers' clocks (UTC). Keep them in NTP sync; the lease length absorbs small
@@ -28,7 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from persistence.db import Database
 from persistence.models import DiagnosisSession, SessionStatus, utcnow
-from persistence.repository import aware, get_session, recounted_totals
+from persistence.repository import get_session
+from persistence.run_rows import aware, recounted_totals
 
 log = logging.getLogger(__name__)
 

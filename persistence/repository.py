@@ -1,15 +1,14 @@
 """Small async repository functions over the tables. Each takes an ``AsyncSession`` and commits.
 
-Writes keyed by a natural key (session_id, step_key, call_key, case per session) use a dialect-native
-"insert, ignore duplicates" so concurrent or repeated writers never create a second row and never
-fail on the race.
+Writes keyed by a natural key (session_id, case per session) use a dialect-native "insert, ignore
+duplicates" so concurrent or repeated writers never create a second row and never fail on the race.
+A run's own rows (steps, tool calls, totals, closing) are written by ``run_rows``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -25,7 +24,6 @@ from persistence.models import (
     DocumentStatus,
     KnowledgeDomain,
     KnowledgeState,
-    SessionStatus,
     ToolInvocation,
     utcnow,
 )
@@ -33,7 +31,7 @@ from persistence.models import (
 M = TypeVar("M", bound=SQLModel)
 
 
-def _insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[str, Any]) -> Any:
+def insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[str, Any]) -> Any:
     dialect = session.bind.dialect.name if session.bind else "sqlite"
     tbl = table.__table__  # type: ignore[attr-defined]
     if dialect == "mysql":
@@ -41,7 +39,7 @@ def _insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[st
     return sqlite.insert(tbl).values(values).on_conflict_do_nothing()
 
 
-def _row_values(obj: SQLModel) -> dict[str, Any]:
+def row_values(obj: SQLModel) -> dict[str, Any]:
     """Column values of a model instance keyed by column name (not attribute name)."""
     table = type(obj).__table__  # type: ignore[attr-defined]
     mapper = sa.inspect(type(obj))
@@ -58,7 +56,7 @@ def _row_values(obj: SQLModel) -> dict[str, Any]:
 
 async def insert_once(session: AsyncSession, obj: M, **key: Any) -> tuple[M, bool]:
     """Insert ``obj`` unless a row with the unique ``key`` exists; return (row, created)."""
-    result = await session.execute(_insert_ignore(session, type(obj), _row_values(obj)))
+    result = await session.execute(insert_ignore(session, type(obj), row_values(obj)))
     await session.commit()
     created = (result.rowcount or 0) > 0
     stmt = select(type(obj))
@@ -92,80 +90,6 @@ async def update_session(session: AsyncSession, session_id: str, **fields: Any) 
     await session.commit()
     await session.refresh(row)
     return row
-
-
-def aware(moment: datetime) -> datetime:
-    """SQLite and MySQL hand datetimes back without their zone; every stored time is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def recounted_totals() -> dict[str, Any]:
-    """Column values recounting a session's totals from its rows, for an UPDATE of
-    ``diagnosis_session`` (the subqueries correlate to the row being updated)."""
-    sid = DiagnosisSession.session_id
-    steps = select(sa.func.count()).where(AgentStep.session_id == sid)
-    tokens = select(sa.func.coalesce(sa.func.sum(AgentStep.token_count), 0)).where(
-        AgentStep.session_id == sid
-    )
-    tools = select(sa.func.count()).where(ToolInvocation.session_id == sid)
-    return {
-        "total_steps": steps.scalar_subquery(),
-        "total_tokens": tokens.scalar_subquery(),
-        "total_tool_calls": tools.scalar_subquery(),
-    }
-
-
-async def finish_session(
-    session: AsyncSession,
-    session_id: str,
-    *,
-    status: SessionStatus,
-    answer: str | None = None,
-    error_message: str | None = None,
-    owner: str | None = None,
-) -> bool:
-    """Close a run, recounting its totals from its rows and giving up its lease.
-
-    With ``owner``, only while that run attempt still holds the lease: a worker that lost it (the
-    session was swept and resumed elsewhere) must not overwrite the newer run's record. Returns
-    whether the row was written."""
-    row = await get_session(session, session_id)
-    if row is None:
-        raise LookupError(f"session {session_id} not found")
-    now = utcnow()
-    stmt = sa.update(DiagnosisSession).where(DiagnosisSession.session_id == session_id)
-    if owner is not None:
-        stmt = stmt.where(DiagnosisSession.lease_owner == owner)
-    result = await session.execute(
-        stmt.values(
-            status=status,
-            answer=answer,
-            error_message=error_message,
-            total_duration_ms=int((now - aware(row.created_at)).total_seconds() * 1000),
-            completed_at=now,
-            updated_at=now,
-            lease_until=None,
-            **recounted_totals(),
-        )
-    )
-    await session.commit()
-    return (result.rowcount or 0) > 0
-
-
-async def delete_run_rows(session: AsyncSession, session_id: str) -> int:
-    """Forget a run's steps and tool calls (it starts again from its question: no checkpoint of it
-    was stored, so its rows match nothing that will be re-run). Returns how many rows went."""
-    n = 0
-    for model in (AgentStep, ToolInvocation):
-        result = await session.execute(sa.delete(model).where(model.session_id == session_id))
-        n += int(result.rowcount or 0)
-    await session.execute(
-        sa.update(DiagnosisSession)
-        .where(DiagnosisSession.session_id == session_id)
-        .values(total_steps=0, total_tokens=0, total_tool_calls=0)
-    )
-    await session.commit()
-    return n
 
 
 @dataclass
@@ -212,56 +136,6 @@ async def list_sessions(
 
 
 # --- agent_step / tool_invocation --------------------------------------------------------------
-
-
-async def _record_once(
-    session: AsyncSession,
-    obj: M,
-    key: tuple[str, str],
-    keep: tuple[str, ...],
-    counts: dict[str, Any],
-) -> tuple[M, bool]:
-    """Write one row of a run under its idempotency key, with the session's totals in the same
-    transaction, so totals equal rows at every moment (a crash included).
-
-    A re-executed task (a resumed run redoing the step a crash cut short) arrives with the same key:
-    its content replaces the first attempt's in place — same row, same position (``keep``) — so
-    the records say what the checkpoint holds. Totals are bumped, not recounted: a recount would
-    read the other rows' tables while holding the session row, which deadlocks on MySQL when two
-    rows of one session are written at once."""
-    table = type(obj).__table__  # type: ignore[attr-defined]
-    values = _row_values(obj)
-    result = await session.execute(_insert_ignore(session, type(obj), values))
-    created = (result.rowcount or 0) > 0
-    where = [table.c[k] == values[k] for k in key]
-    if created:
-        await session.execute(
-            sa.update(DiagnosisSession)
-            .where(DiagnosisSession.session_id == values["session_id"])
-            .values({name: getattr(DiagnosisSession, name) + n for name, n in counts.items()})
-        )
-    else:
-        skip = {*key, *keep, "id", "created_at"}
-        await session.execute(
-            sa.update(table)
-            .where(*where)
-            .values({k: v for k, v in values.items() if k not in skip})
-        )
-    await session.commit()
-    row = (await session.execute(select(type(obj)).where(*where))).scalar_one()
-    return row, created
-
-
-async def append_step(session: AsyncSession, step: AgentStep) -> tuple[AgentStep, bool]:
-    counts = {"total_steps": 1, "total_tokens": step.token_count or 0}
-    return await _record_once(session, step, ("session_id", "step_key"), ("step_index",), counts)
-
-
-async def append_invocation(
-    session: AsyncSession, inv: ToolInvocation
-) -> tuple[ToolInvocation, bool]:
-    counts = {"total_tool_calls": 1}
-    return await _record_once(session, inv, ("session_id", "call_key"), (), counts)
 
 
 async def list_steps(session: AsyncSession, session_id: str) -> Sequence[AgentStep]:
@@ -438,7 +312,7 @@ async def knowledge_version(session: AsyncSession) -> int:
 async def bump_knowledge_version(session: AsyncSession) -> int:
     """Atomically increment the knowledge version (row created on first use)."""
     await session.execute(
-        _insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
+        insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
     )
     await session.execute(
         sa.update(KnowledgeState)

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from graph.state import run_input
 from persistence import repository as repo
+from persistence import run_rows
 from persistence.db import Database
 from persistence.leases import (
     INTERRUPTED,
@@ -159,8 +160,10 @@ async def test_a_session_created_with_a_lease_is_held_by_its_run(db_url: str) ->
             await repo.create_session(
                 s, session_id="h-1", query="q", **lease_fields(owner, 30, utcnow())
             )
-            stolen = await repo.finish_session(s, "h-1", status="FAILED", owner=uuid.uuid4().hex)
-            own = await repo.finish_session(s, "h-1", status="FAILED", owner=owner)
+            stolen = await run_rows.finish_session(
+                s, "h-1", status="FAILED", owner=uuid.uuid4().hex
+            )
+            own = await run_rows.finish_session(s, "h-1", status="FAILED", owner=owner)
             row = await repo.get_session(s, "h-1")
         assert (stolen, own) == (False, True) and row.lease_until is None
     finally:
