@@ -158,14 +158,14 @@ class Runner:
         A new run starts from ``question``; ``resume=True`` instead continues the thread from its
         latest checkpoint (or ``checkpoint_id``). ``run`` is a session already opened or claimed."""
         run = run or await self.open(question, flow=flow, thread_id=thread_id, replay_of=replay_of)
-        yield {
-            "type": "session",
-            "sessionId": run.session_id,
-            "threadId": run.thread_id,
-            "flow": run.flow,
-        }
         answer: str | None = None
         try:
+            yield {
+                "type": "session",
+                "sessionId": run.session_id,
+                "threadId": run.thread_id,
+                "flow": run.flow,
+            }
             recorder = (
                 await RunRecorder.for_session(self.db, run.session_id)
                 if run.continued

@@ -68,7 +68,6 @@ def classify(exc: BaseException) -> DbFailure | None:
             return DbFailure.WRITES_REFUSED
         if code in _MYSQL_UNREACHABLE:
             return DbFailure.UNREACHABLE
-        return None
     return None
 
 

@@ -4,15 +4,17 @@ and resume refusals that say what is true."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
 from datetime import timedelta
 
+import asyncmy.errors
 import pytest
 import sqlalchemy as sa
 
 from graph.state import run_input
+from persistence import dberrors, run_rows
 from persistence import repository as repo
-from persistence import run_rows
 from persistence.db import Database
 from persistence.leases import (
     INTERRUPTED,
@@ -195,3 +197,25 @@ async def test_the_sweeper_frees_a_dead_workers_session_within_a_lease(db_url: s
     finally:
         await sweeper.stop()
         await db.dispose()
+
+
+@pytest.mark.parametrize(
+    ("driver_error", "kind"),
+    [
+        (sqlite3.OperationalError("attempt to write a readonly database"), "writes_refused"),
+        (sqlite3.OperationalError("database or disk is full"), "writes_refused"),
+        (sqlite3.OperationalError("disk I/O error"), "writes_refused"),
+        (sqlite3.OperationalError("database is locked"), "busy"),
+        (asyncmy.errors.OperationalError(1290, "--read-only option"), "writes_refused"),
+        (asyncmy.errors.OperationalError(1114, "The table is full"), "writes_refused"),
+        (asyncmy.errors.OperationalError(2003, "Can't connect"), "unreachable"),
+        (sqlite3.OperationalError("no such table: x"), None),
+    ],
+)
+def test_database_failures_are_named_for_what_they_are(driver_error: Exception, kind) -> None:  # noqa: ANN001
+    wrapped = sa.exc.OperationalError("INSERT ...", {}, driver_error)
+    assert dberrors.classify(wrapped) == kind and dberrors.classify(driver_error) == kind
+    message = dberrors.describe(wrapped)
+    if kind == "writes_refused":
+        assert "read-only" in message and "disk is full" in message and "unreachable" not in message
+    assert message is None or "Error" not in message
