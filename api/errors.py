@@ -99,10 +99,8 @@ def install(app: FastAPI) -> None:
     async def _db_down(request: Request, exc: DBAPIError) -> JSONResponse:
         log.warning("database unavailable on %s: %s", request.url.path, exc.orig)
         kind = dberrors.classify(exc) or dberrors.DbFailure.UNREACHABLE
-        code = {
-            dberrors.DbFailure.WRITES_REFUSED: "database_read_only",
-            dberrors.DbFailure.BUSY: "database_busy",
-        }.get(kind, "database_unavailable")
+        read_only = kind == dberrors.DbFailure.WRITES_REFUSED
+        code = "database_read_only" if read_only else "database_unavailable"
         return error(503, code, dberrors.MESSAGES[kind])
 
     @app.exception_handler(ConnectionError)
