@@ -52,6 +52,7 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         app.state.services = svc
         app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
+        sweeper = svc.sweeper().start()  # a dead worker's sessions become resumable, not RUNNING
         log.info(
             "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
             settings.host,
@@ -63,6 +64,7 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         try:
             yield
         finally:
+            await sweeper.stop()
             await app.state.jobs.close()
             await app.state.runner.drain()
             if owned:

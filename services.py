@@ -18,9 +18,9 @@ from graph.prompts import load_prompts
 from graph.replay import Replayer
 from graph.runner import Runner
 from graph.state import SCRATCH
-from persistence import repository as repo
 from persistence.checkpoint import open_checkpointer
 from persistence.db import Database
+from persistence.leases import LeaseSweeper
 from persistence.migrate import upgrade
 from persistence.startup import startup_lock
 from retrieval.domains import DomainService
@@ -128,10 +128,7 @@ class Services:
             await asyncio.to_thread(upgrade, settings.database_url)
         services = await asyncio.to_thread(cls.build, settings, embeddings=embeddings)
         try:
-            async with services.db.session() as db:
-                swept = await repo.fail_stale_sessions(db, settings.stale_session_minutes * 60)
-            if swept:
-                log.warning("marked %d interrupted session(s) FAILED", swept)
+            await services.sweeper().sweep()  # sessions whose worker died while this one was down
             await services.kb.start(ingest_if_empty=ingest_if_empty, progress=progress)
             created = await services.domains.ensure_all()
             if created:
@@ -154,7 +151,13 @@ class Services:
 
     def runner(self) -> Runner:
         """Runs graphs as recorded sessions (one per server; it tracks background scoring)."""
-        return Runner(self.db, self._started()[0])
+        return Runner(self.db, self._started()[0], lease_s=self.settings.run_lease_seconds)
+
+    def sweeper(self) -> LeaseSweeper:
+        """Closes the sessions of workers that died (``.start()`` repeats it in the background)."""
+        return LeaseSweeper(
+            self.db, self.settings.run_lease_seconds, self.settings.stale_session_minutes * 60
+        )
 
     def replayer(self) -> Replayer:
         graphs, checkpointer = self._started()

@@ -264,8 +264,22 @@ class Settings(BaseSettings):
         "", description="Prometheus/Alertmanager base URL; empty = fixtures."
     )
     loki_url: str = Field("", description="Loki base URL; empty = bundled fixture logs.")
+    run_lease_seconds: float = Field(
+        30.0,
+        ge=2,
+        le=3600,
+        description=(
+            "A running session's lease, renewed three times per period while it runs; a session "
+            "whose worker died is marked FAILED (resumable) about this long after the crash."
+        ),
+    )
     stale_session_minutes: int = Field(
-        60, ge=1, description="RUNNING sessions untouched this long are marked FAILED at start-up."
+        60,
+        ge=1,
+        description=(
+            "RUNNING sessions without a lease (started by a version before leases) untouched "
+            "this long are marked FAILED."
+        ),
     )
     retrieval: RetrievalSettings = RetrievalSettings()
     auth: AuthSettings = AuthSettings()

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException
 
+from persistence import dberrors
 from persistence.feedback import FeedbackError, SessionNotFound
 from retrieval.errors import KnowledgeError
 from retrieval.store import StoreUnavailable
@@ -45,13 +46,17 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers
 
 
-def error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message}, status_code=status)
+def error(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -65,7 +70,7 @@ def _validation_message(exc: RequestValidationError) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
-        return error(exc.status, exc.code, exc.message)
+        return error(exc.status, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(KnowledgeError)
     async def _knowledge(_: Request, exc: KnowledgeError) -> JSONResponse:
@@ -93,9 +98,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(InterfaceError)
     async def _db_down(request: Request, exc: DBAPIError) -> JSONResponse:
         log.warning("database unavailable on %s: %s", request.url.path, exc.orig)
-        return error(
-            503, "database_unavailable", "the database is unreachable; retry shortly (see /healthz)"
-        )
+        kind = dberrors.classify(exc) or dberrors.DbFailure.UNREACHABLE
+        read_only = kind == dberrors.DbFailure.WRITES_REFUSED
+        code = "database_read_only" if read_only else "database_unavailable"
+        return error(503, code, dberrors.MESSAGES[kind])
 
     @app.exception_handler(ConnectionError)
     async def _conn(request: Request, exc: ConnectionError) -> JSONResponse:

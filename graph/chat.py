@@ -9,6 +9,7 @@ from graph.context import Context
 from graph.loop import add_loop
 from graph.nodes import Agents, begin
 from graph.state import SCRATCH, AgentState, ChatInput
+from tools.errors import tool_error_text
 
 
 def build_chat_graph(agents: Agents, tools: list) -> StateGraph:
@@ -16,7 +17,9 @@ def build_chat_graph(agents: Agents, tools: list) -> StateGraph:
     g.add_node("begin", begin("CHAT"))
     g.add_node("classify", agents.classify)
     g.add_node("assistant", agents.assistant)
-    g.add_node("assistant_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=True))
+    g.add_node(
+        "assistant_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=tool_error_text)
+    )
     g.add_node("finish_simple", agents.finish_simple)
     g.add_node("answer", agents.answer)
     add_loop(g, agents, tools, ending="answer")

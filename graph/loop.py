@@ -10,6 +10,7 @@ from langgraph.types import Command
 from graph.context import Context
 from graph.nodes import Agents
 from graph.state import SCRATCH, AgentState
+from tools.errors import tool_error_text
 
 
 def add_loop(g: StateGraph, agents: Agents, tools: list, ending: str) -> None:
@@ -22,7 +23,9 @@ def add_loop(g: StateGraph, agents: Agents, tools: list, ending: str) -> None:
     g.add_node("supervisor", supervisor, destinations=("planner", "executor", ending))
     g.add_node("planner", agents.planner)
     g.add_node("executor", agents.executor)
-    g.add_node("executor_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=True))
+    g.add_node(
+        "executor_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=tool_error_text)
+    )
     g.add_node("executor_done", agents.executor_done)
     g.add_edge("planner", "supervisor")
     g.add_conditional_edges(

@@ -2,9 +2,14 @@
 tool call (``tool_invocation``) of one run as it happens.
 
 Keys make writes idempotent. A model call is keyed by its LangGraph task (``checkpoint_ns`` holds
-the node and the deterministic task id) plus its ordinal inside the task; a tool call by its
-``tool_call_id``. Resuming a run re-executes only unfinished tasks with the same ids, so nothing is
+the node and the task id, derived from the checkpoint the task was planned from) plus its ordinal
+inside the task; a tool call by its ``tool_call_id``. The runner persists each checkpoint before the
+next step starts (``durability="sync"``), so a crash can only cut short tasks planned from a stored
+checkpoint: resuming re-executes them with the same ids and their rows are rewritten in place, never
 written twice. Raw retrieval scores come from the tool's artifact, never from what the model saw.
+
+The recorder never fails the run itself (LangChain would swallow it); it remembers the first write
+that failed (``write_error``) and the tool calls that broke (``faults``), and the runner decides.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from langchain_core.outputs import LLMResult
 from langgraph.types import Command
 
 from persistence import repository as repo
+from persistence import run_rows
 from persistence.db import Database
 from persistence.models import AgentStep, ToolInvocation
+from tools.errors import is_expected, is_unexpected_text, tool_error_text
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +105,7 @@ def tool_message_of(output: Any) -> ToolMessage | None:
 class RunRecorder(AsyncCallbackHandler):
     """One per run; ``session_id`` is the run's diagnosis session."""
 
-    raise_error = False  # a recording failure must never fail the user's run
+    raise_error = False  # LangChain would log and swallow it; the runner reads ``write_error``
 
     def __init__(self, db: Database, session_id: str, first_index: int = 0) -> None:
         self.db, self.session_id = db, session_id
@@ -106,18 +113,32 @@ class RunRecorder(AsyncCallbackHandler):
         self._starts: dict[UUID, dict[str, Any]] = {}
         self._per_task: dict[str, int] = {}
         self._step_of_call: dict[str, int] = {}  # tool_call_id → agent_step.id
+        self.write_error: BaseException | None = None  # the first row that could not be written
+        self.faults: list[str] = []  # tool calls that failed unexpectedly, in words
 
     @classmethod
     async def for_session(cls, db: Database, session_id: str) -> RunRecorder:
-        """Continue numbering after the steps already recorded (a resumed run)."""
+        """A resumed run's recorder: numbering continues after the steps already recorded, tool
+        calls stay linked to the step that made them, earlier faults still count."""
         async with db.session() as s:
             steps = await repo.list_steps(s, session_id)
             invs = await repo.list_invocations(s, session_id)
         rec = cls(db, session_id, max((st.step_index for st in steps), default=0))
-        for inv in invs:
-            if inv.step_id:
-                rec._step_of_call[inv.call_key] = inv.step_id
+        for st in steps:
+            for tc in (st.output_message or {}).get("data", {}).get("tool_calls") or []:
+                if st.id is not None and tc.get("id"):
+                    rec._step_of_call[tc["id"]] = st.id
+        rec.faults = [
+            f"{inv.tool_name}: {inv.error_message}"
+            for inv in invs
+            if not inv.success and is_unexpected_text(inv.error_message)
+        ]
         return rec
+
+    def _failed_write(self, what: str, exc: BaseException) -> None:
+        log.error("could not record %s for session %s: %s", what, self.session_id, exc)
+        if self.write_error is None:
+            self.write_error = exc
 
     # --- model calls --------------------------------------------------------------------------
 
@@ -171,13 +192,14 @@ class RunRecorder(AsyncCallbackHandler):
         )
         try:
             async with self.db.session() as s:
-                row, created = await repo.append_step(s, step)
+                row, created = await run_rows.append_step(s, step)
             if not created:
                 self._next_index -= 1
             for tc in msg.tool_calls:
                 self._step_of_call[tc["id"] or ""] = row.id  # type: ignore[assignment]
-        except Exception:
-            log.exception("could not record agent_step for session %s", self.session_id)
+        except Exception as exc:
+            self._next_index -= 1
+            self._failed_write("a model step", exc)
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         # Not recorded as a step: a resumed run re-issues this call under the same key.
@@ -221,7 +243,12 @@ class RunRecorder(AsyncCallbackHandler):
         start = self._starts.pop(run_id, None)
         if start is None:
             return
-        text = f"{type(error).__name__}: {error}"
+        text = tool_error_text(error) if isinstance(error, Exception) else "the tool was stopped"
+        if not is_expected(error):
+            log.error(
+                "tool %s failed in session %s", start["name"], self.session_id, exc_info=error
+            )
+            self.faults.append(f"{start['name']}: {text}")
         await self._write(start, text, None, False, text[:2000])
 
     async def _write(
@@ -255,6 +282,6 @@ class RunRecorder(AsyncCallbackHandler):
             inv.retrieval_details = {k: art.get(k) for k in DETAIL_KEYS}
         try:
             async with self.db.session() as s:
-                await repo.append_invocation(s, inv)
-        except Exception:
-            log.exception("could not record tool_invocation for session %s", self.session_id)
+                await run_rows.append_invocation(s, inv)
+        except Exception as exc:
+            self._failed_write("a tool call", exc)

@@ -1,35 +1,44 @@
 """Runs a graph as one diagnosis session: RUNNING → SUCCESS | FAILED, recorded step by step.
 
 A LangGraph thread is a conversation; each run on it is one session whose id travels in the run's
-config metadata (so it lands in every checkpoint). ``events`` streams what the UI shows live; the
-evidence score is computed after the answer is out, in the background.
+config metadata (so it lands in every checkpoint). A run holds its session's lease while it streams,
+so a session runs on one worker at a time. ``events`` streams what the UI shows live and always
+ends with ``done`` or ``error``; every ending — success, failure, cancel — closes the session with
+its totals recounted from its rows, and the evidence score follows in the background.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
+from graph.events import translate
 from graph.graphs import Graphs
 from graph.recorder import RunRecorder
+from graph.resume import ResumePlan, plan_resume
 from graph.state import run_input
+from persistence import dberrors, run_rows
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
+from persistence.leases import INTERRUPTED, Lease
 from persistence.models import SessionStatus
 
 log = logging.getLogger(__name__)
-STREAMED_NODES = {"assistant", "answer"}  # nodes whose text is the user-facing answer
-QUIET_NODES = {"begin"}  # the per-run reset: bookkeeping the live trace does not show
+DEFAULT_LEASE_S = 30.0
+CANCELLED = (
+    "cancelled: the client disconnected or the server stopped before the run finished; "
+    "resume it to continue"
+)
+FINISH_RETRY_S = 600  # how long a record the database refused is retried in the background
 
 
 @dataclass
@@ -41,49 +50,70 @@ class RunResult:
     error: str | None = None
 
 
-def _tool_event(msg: ToolMessage) -> dict[str, Any]:
-    event: dict[str, Any] = {
-        "type": "tool_result",
-        "tool": msg.name,
-        "call_id": msg.tool_call_id,
-        "status": msg.status,
-    }
-    if msg.name == "lookup_knowledge":
-        try:
-            payload = json.loads(msg.content if isinstance(msg.content, str) else "{}")
-        except ValueError:
-            payload = {}
-        event |= {
-            "relevanceLevel": payload.get("relevanceLevel"),
-            "retrievedDomainsThisSession": payload.get("retrievedDomainsThisSession"),
-            "source": (payload.get("primary") or {}).get("source"),
-            "message": payload.get("message"),
-        }
-    return event
+@dataclass
+class Run:
+    """One attempt at running a session: which session, on which thread, holding which lease."""
+
+    session_id: str
+    thread_id: str
+    flow: str
+    question: str
+    lease: Lease
+    continued: bool = False  # the session has rows from an earlier attempt
+
+
+class RunStopped(Exception):
+    """The run must stop for a reason outside the graph (its lease was lost, or it cannot be
+    recorded); the message says which, in words."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else ""
 
 
 def describe_failure(exc: BaseException) -> str:
-    """A message an operator can act on, naming the model endpoint when that is what failed."""
-    text = f"{type(exc).__name__}: {exc}"
+    """A message an operator can act on, in words: the database, the model endpoint, or a fault."""
+    if db := dberrors.describe(exc):
+        return db
+    detail = _first_line(exc)
     if any(
         c.__module__.split(".")[0] in {"openai", "httpx", "langchain_openai"}
         for c in type(exc).__mro__
     ):
-        return (
-            f"the model endpoint failed after its retries (LLM_MAX_RETRIES / LLM_TIMEOUT_S): {text}"
+        return "the model endpoint failed after its retries (LLM_MAX_RETRIES / LLM_TIMEOUT_S): " + (
+            detail or "no answer"
         )
-    return text
+    return (
+        "the run failed unexpectedly" + (f": {detail}" if detail else "") + "; see the server log"
+    )
+
+
+def fault_error(faults: Sequence[str]) -> str | None:
+    """A run whose tool broke is not a success: what that tool would have found is missing."""
+    if not faults:
+        return None
+    listed = "; ".join(faults[:3]) + (f" (and {len(faults) - 3} more)" if len(faults) > 3 else "")
+    return f"a tool failed unexpectedly, so the answer may miss what it would have found — {listed}"
 
 
 class Runner:
-    def __init__(self, db: Database, graphs: Graphs) -> None:
-        self.db, self.graphs = db, graphs
+    def __init__(self, db: Database, graphs: Graphs, lease_s: float = DEFAULT_LEASE_S) -> None:
+        self.db, self.graphs, self.lease_s = db, graphs, lease_s
         self._background: set[asyncio.Task[Any]] = set()
 
-    async def open_session(
-        self, question: str, thread_id: str, flow: str, replay_of: str | None = None
-    ) -> str:
-        session_id = uuid.uuid4().hex
+    async def open(
+        self,
+        question: str,
+        *,
+        flow: str = "CHAT",
+        thread_id: str | None = None,
+        replay_of: str | None = None,
+    ) -> Run:
+        """Create the session, RUNNING and leased to this attempt. Done before anything streams, so
+        a database that refuses it fails the request with a clear status, not an empty stream."""
+        session_id, thread_id = uuid.uuid4().hex, thread_id or uuid.uuid4().hex
+        lease = Lease(self.db, session_id, self.lease_s)
         async with self.db.session() as db:
             await repo.create_session(
                 db,
@@ -92,8 +122,9 @@ class Runner:
                 query=question,
                 agent_flow=flow,
                 replay_of=replay_of,
+                **lease.fields(),
             )
-        return session_id
+        return Run(session_id, thread_id, flow, question, lease)
 
     @staticmethod
     def config(
@@ -118,154 +149,142 @@ class Runner:
         context: Context | None = None,
         graph: CompiledStateGraph | None = None,
         resume: bool = False,
-        session_id: str | None = None,
         checkpoint_id: str | None = None,
         replay_of: str | None = None,
+        run: Run | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run and yield events: session, node, tool_call, tool_result, token, answer, done|error.
 
         A new run starts from ``question``; ``resume=True`` instead continues the thread from its
-        latest checkpoint (or ``checkpoint_id``). ``session_id`` continues that session's record."""
-        thread_id = thread_id or uuid.uuid4().hex
-        if session_id is None:
-            session_id = await self.open_session(question, thread_id, flow, replay_of)
-            recorder = RunRecorder(self.db, session_id)
-        else:  # a resumed run continues the numbering of the rows it already has
-            async with self.db.session() as db:
-                await repo.update_session(
-                    db, session_id, status=SessionStatus.RUNNING, error_message=None
-                )
-            recorder = await RunRecorder.for_session(self.db, session_id)
-        yield {"type": "session", "sessionId": session_id, "threadId": thread_id, "flow": flow}
-        graph = graph or self.graphs.for_flow(flow)
-        inp = None if resume else run_input(question, flow)
-        config = self.config(thread_id, session_id, [recorder], checkpoint_id)
+        latest checkpoint (or ``checkpoint_id``). ``run`` is a session already opened or claimed."""
+        run = run or await self.open(question, flow=flow, thread_id=thread_id, replay_of=replay_of)
         answer: str | None = None
         try:
-            async for mode, chunk in graph.astream(
-                inp,
-                config,
+            yield {
+                "type": "session",
+                "sessionId": run.session_id,
+                "threadId": run.thread_id,
+                "flow": run.flow,
+            }
+            recorder = (
+                await RunRecorder.for_session(self.db, run.session_id)
+                if run.continued
+                else RunRecorder(self.db, run.session_id)
+            )
+            graph = graph or self.graphs.for_flow(run.flow)
+            stream = graph.astream(
+                None if resume else run_input(run.question, run.flow),  # type: ignore[arg-type]
+                self.config(run.thread_id, run.session_id, [recorder], checkpoint_id),
                 context=context or Context(),
                 stream_mode=["tasks", "updates", "messages"],
-            ):
-                for event in self._translate(mode, chunk):
-                    if event["type"] == "answer":
-                        answer = event["text"]
-                    yield event
-        except asyncio.CancelledError:
-            # The client went away (SSE closed) or the server is stopping: close the record.
-            await asyncio.shield(
-                self._finish(
-                    session_id, SessionStatus.FAILED, None, "cancelled before the run finished"
-                )
+                # Each checkpoint is stored before the next step starts, so every recorded row
+                # belongs to a task planned from a stored checkpoint: after a crash the resumed
+                # run redoes that task under the same id and its rows are not written twice.
+                durability="sync",
             )
+            async with run.lease.kept(), contextlib.aclosing(stream):
+                async for mode, chunk in stream:
+                    self._check(run, recorder)
+                    for event in translate(mode, chunk):
+                        if event["type"] == "answer":
+                            answer = event["text"]
+                        yield event
+            self._check(run, recorder)
+        except (asyncio.CancelledError, GeneratorExit):
+            # The client went away (SSE closed) or the server is stopping. The graph's tasks are
+            # stopped by now (aclosing), so the totals counted here are final.
+            await asyncio.shield(self._finish(run, SessionStatus.FAILED, None, CANCELLED))
             raise
         except Exception as exc:
-            error = describe_failure(exc)
-            log.exception("session %s failed", session_id)
-            await self._finish(session_id, SessionStatus.FAILED, None, error[:4000])
-            yield {"type": "error", "sessionId": session_id, "error": error}
+            if isinstance(exc, RunStopped):
+                error = str(exc)
+            else:
+                error = describe_failure(exc)
+                log.exception("session %s failed", run.session_id)
+            await self._finish(run, SessionStatus.FAILED, None, error)
+            yield {"type": "error", "sessionId": run.session_id, "error": error}
             return
-        await self._finish(session_id, SessionStatus.SUCCESS, answer, None)
-        yield {"type": "done", "sessionId": session_id, "threadId": thread_id, "answer": answer}
-
-    def _translate(self, mode: str, chunk: Any) -> list[dict[str, Any]]:
-        if (
-            mode == "tasks"
-            and isinstance(chunk, dict)
-            and "input" in chunk
-            and not str(chunk.get("name", "")).startswith("__")
-            and chunk["name"] not in QUIET_NODES
-        ):
-            return [{"type": "node", "node": chunk["name"]}]
-        if mode == "messages":
-            msg, meta = chunk
-            node = meta.get("langgraph_node")
-            if (
-                isinstance(msg, AIMessageChunk)
-                and node in STREAMED_NODES
-                and isinstance(msg.content, str)
-                and msg.content
-            ):
-                return [{"type": "token", "node": node, "text": msg.content}]
-            return []
-        if mode != "updates" or not isinstance(chunk, dict):
-            return []
-        events: list[dict[str, Any]] = []
-        for node, raw in chunk.items():
-            if node in QUIET_NODES:
-                continue
-            # A ToolNode whose tools return Commands reports a list of updates.
-            for update in raw if isinstance(raw, list) else [raw]:
-                if isinstance(update, dict):
-                    events += self._from_update(node, update)
-        return events
+        status, error = self._outcome(recorder.faults)
+        problem = await self._finish(run, status, answer, error)
+        if error or problem:
+            yield {"type": "error", "sessionId": run.session_id, "error": error or problem}
+            return
+        yield {
+            "type": "done",
+            "sessionId": run.session_id,
+            "threadId": run.thread_id,
+            "answer": answer,
+        }
 
     @staticmethod
-    def _from_update(node: str, update: dict[str, Any]) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
-        for m in update.get("scratch") or []:
-            for tc in getattr(m, "tool_calls", None) or []:
-                events.append(
-                    {
-                        "type": "tool_call",
-                        "node": node,
-                        "tool": tc["name"],
-                        "args": tc["args"],
-                        "call_id": tc["id"],
-                    }
-                )
-            if isinstance(m, ToolMessage):
-                events.append(_tool_event(m))
-        if update.get("answer"):
-            events.append({"type": "answer", "node": node, "text": update["answer"]})
-        return events
+    def _check(run: Run, recorder: RunRecorder) -> None:
+        if run.lease.lost:
+            raise RunStopped(
+                "stopped: this worker stalled for longer than the session's lease "
+                "(RUN_LEASE_SECONDS) and the session was released; resume it to continue"
+            )
+        if recorder.write_error is not None:
+            reason = dberrors.describe(recorder.write_error) or "a record could not be written"
+            raise RunStopped(f"stopped because the run cannot be recorded: {reason}")
+
+    @staticmethod
+    def _outcome(faults: Sequence[str]) -> tuple[SessionStatus, str | None]:
+        error = fault_error(faults)
+        return (SessionStatus.FAILED if error else SessionStatus.SUCCESS), error
 
     async def _finish(
-        self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
-    ) -> None:
-        """Close the record. If the database is down right now, keep trying in the background so
-        the session ends SUCCESS/FAILED when it returns instead of staying RUNNING forever."""
+        self, run: Run, status: SessionStatus, answer: str | None, error: str | None
+    ) -> str | None:
+        """Close the record: totals recounted from the rows, lease released. Returns None when it is
+        closed, else why not; when the database refuses right now, it keeps trying in the
+        background, so the session ends SUCCESS/FAILED when it can instead of staying RUNNING."""
         if status == SessionStatus.FAILED and answer is None:
             answer = f"本次运行未能完成：{error}"
         try:
-            await self._write_finish(session_id, status, answer, error)
+            closed = await self._write_finish(run, status, answer, error)
         except Exception as exc:
-            log.warning(
-                "could not close session %s now (%s); retrying in the background", session_id, exc
+            log.warning("could not close session %s now (%s); retrying", run.session_id, exc)
+            self._spawn(self._finish_later(run, status, answer, error))
+            return (
+                f"the run ended but its record could not be stored: {describe_failure(exc)}; it is "
+                "closed when the database accepts writes again"
             )
-            self._spawn(self._finish_later(session_id, status, answer, error))
-            return
-        self._spawn(self.score(session_id))
+        if not closed:
+            log.warning("session %s was taken over by another run; not closing it", run.session_id)
+            return "another run of this session took over its record while this one stalled"
+        self._spawn(self.score(run.session_id))
+        return None
 
     async def _write_finish(
-        self, session_id: str, status: SessionStatus, answer: str | None, error: str | None
-    ) -> None:
+        self, run: Run, status: SessionStatus, answer: str | None, error: str | None
+    ) -> bool:
         async with self.db.session() as db:
-            await repo.finish_session(
-                db, session_id, status=status, answer=answer, error_message=error
+            return await run_rows.finish_session(
+                db,
+                run.session_id,
+                status=status,
+                answer=answer,
+                error_message=error[:4000] if error else None,
+                owner=run.lease.owner,
             )
 
     async def _finish_later(
-        self,
-        session_id: str,
-        status: SessionStatus,
-        answer: str | None,
-        error: str | None,
-        attempts: int = 12,
+        self, run: Run, status: SessionStatus, answer: str | None, error: str | None
     ) -> None:
-        delay = 1.0
-        for _ in range(attempts):
+        delay, waited = 1.0, 0.0
+        while waited < FINISH_RETRY_S:
             await asyncio.sleep(delay)
+            waited += delay
             try:
-                await self._write_finish(session_id, status, answer, error)
+                if await self._write_finish(run, status, answer, error):
+                    await self.score(run.session_id)
+                return
             except Exception:
-                delay = min(delay * 2, 30.0)
-                continue
-            await self.score(session_id)
-            return
+                delay = min(delay * 2, 10.0)
         log.error(
-            "session %s could not be closed; the start-up sweep will mark it FAILED", session_id
+            "session %s could not be closed; once its lease runs out and the database accepts "
+            "writes, the sweep closes it as interrupted (resumable)",
+            run.session_id,
         )
 
     def _spawn(self, coro: Any) -> None:
@@ -289,7 +308,7 @@ class Runner:
             return None
 
     async def drain(self) -> None:
-        """Wait for background scoring (tests and shutdown)."""
+        """Wait for background scoring and closing (tests and shutdown)."""
         if self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
@@ -305,27 +324,62 @@ class Runner:
         return result
 
     async def resume(self, session_id: str, context: Context | None = None) -> RunResult:
-        """Continue an interrupted or failed run from its last checkpoint, same session, no duplicates."""
+        """Continue an interrupted or failed run, same session, no row written twice.
+
+        Raises ``LookupError`` (no such session), ``persistence.leases.SessionBusy`` (it is running
+        right now) or ``ValueError`` (finished, or the conversation moved on)."""
         async with self.db.session() as db:
             row = await repo.get_session(db, session_id)
         if row is None or not row.thread_id:
             raise LookupError(f"session {session_id} does not exist")
         if row.status == SessionStatus.SUCCESS:
             raise ValueError(f"session {session_id} already finished successfully")
-        head = await self.graphs.for_flow(row.agent_flow).aget_state(
-            {"configurable": {"thread_id": row.thread_id}}
+        lease = Lease(self.db, session_id, self.lease_s)
+        await lease.claim()
+        run = Run(session_id, row.thread_id, row.agent_flow, row.query, lease, continued=True)
+        before = (row.answer, row.error_message or INTERRUPTED)
+        try:
+            plan, head_answer = await self._plan(run, row.id or 0)
+        except BaseException:
+            await asyncio.shield(self._finish(run, SessionStatus.FAILED, *before))
+            raise
+        if plan.action == "refuse":
+            await self._finish(run, SessionStatus.FAILED, *before)
+            raise ValueError(plan.reason)
+        if plan.action == "close":
+            return await self._close_finished(run, head_answer)
+        if plan.action == "restart":
+            async with self.db.session() as db:
+                if await run_rows.delete_run_rows(db, session_id):
+                    log.warning(
+                        "session %s restarts from its question: %s", session_id, plan.reason
+                    )
+        return await self.run(row.query, context=context, resume=plan.action == "continue", run=run)
+
+    async def _plan(self, run: Run, order: int) -> tuple[ResumePlan, str | None]:
+        head = await self.graphs.for_flow(run.flow).aget_state(
+            {"configurable": {"thread_id": run.thread_id}}
         )
-        if (head.metadata or {}).get("session_id") != session_id:
-            raise ValueError(
-                f"the conversation moved on after session {session_id}; it cannot be resumed"
-            )
-        if not head.next:
-            raise ValueError(f"session {session_id} has nothing left to run")
-        return await self.run(
-            row.query,
-            flow=row.agent_flow,
-            thread_id=row.thread_id,
-            context=context,
-            resume=True,
-            session_id=session_id,
+        head_session = (head.metadata or {}).get("session_id")
+        head_order = None
+        if head_session and head_session != run.session_id:
+            async with self.db.session() as db:
+                other = await repo.get_session(db, head_session)
+            head_order = other.id if other else None
+        # ``next`` leaves out tasks whose writes were stored before the crash, yet the run still has
+        # to apply them and go on: only a checkpoint without any task is a finished graph.
+        plan = plan_resume(run.session_id, order, head_session, bool(head.tasks), head_order)
+        return plan, (head.values or {}).get("answer")
+
+    async def _close_finished(self, run: Run, answer: str | None) -> RunResult:
+        """The graph had finished before the crash; only the record was left open."""
+        recorder = await RunRecorder.for_session(self.db, run.session_id)
+        status, error = self._outcome(recorder.faults)
+        problem = await self._finish(run, status, answer, error)
+        return RunResult(
+            run.session_id,
+            run.thread_id,
+            "FAILED" if error or problem else "SUCCESS",
+            answer,
+            error or problem,
         )

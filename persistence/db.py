@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -16,6 +20,12 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+
+from persistence.dberrors import describe
+from persistence.models import WriteProbe, utcnow
+
+log = logging.getLogger(__name__)
+PROBE_CACHE_S = 5.0  # /healthz may be polled every second; one write per few seconds proves enough
 
 
 def _json_dumps(value: Any) -> str:
@@ -79,6 +89,7 @@ class Database:
         self.kind = engine_kind(url)
         self.engine = create_engine(url, **engine_kwargs)
         self.sessions = session_factory(self.engine)
+        self._write_probe: tuple[float, str | None] | None = None
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -92,6 +103,33 @@ class Database:
             return True
         except Exception:
             return False
+
+    async def write_failure(self) -> str | None:
+        """None when the database accepts writes, else what is wrong in words. Rewrites one probe
+        row: a read-only file or a full disk still answers ``SELECT 1``. Cached a few seconds."""
+        now = time.monotonic()
+        if self._write_probe and now - self._write_probe[0] < PROBE_CACHE_S:
+            return self._write_probe[1]
+        values = {"id": 1, "written_by": f"pid {os.getpid()}", "written_at": utcnow()}
+        table = WriteProbe.__table__  # type: ignore[attr-defined]
+        if self.kind == "mysql":
+            stmt = mysql.insert(table).values(values)
+            stmt = stmt.on_duplicate_key_update(
+                written_by=values["written_by"], written_at=values["written_at"]
+            )
+        else:
+            stmt = sqlite.insert(table).values(values)
+            stmt = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
+        failure: str | None = None
+        try:
+            async with self.sessions() as s:
+                await s.execute(stmt)
+                await s.commit()
+        except Exception as exc:
+            log.warning("the database write probe failed: %s", exc)
+            failure = describe(exc) or "the database does not accept writes (see the server log)"
+        self._write_probe = (now, failure)
+        return failure
 
     async def dispose(self) -> None:
         await self.engine.dispose()

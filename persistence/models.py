@@ -58,6 +58,7 @@ class DiagnosisSession(SQLModel, table=True):
     __tablename__ = "diagnosis_session"
     __table_args__ = (
         sa.Index("ix_diagnosis_session_status_created", "status", "created_at"),
+        sa.Index("ix_diagnosis_session_status_lease", "status", "lease_until"),
         MYSQL_TABLE_ARGS,
     )
 
@@ -77,6 +78,12 @@ class DiagnosisSession(SQLModel, table=True):
     feedback: str | None = Field(default=None, max_length=16)
     feedback_at: datetime | None = None
     replay_of: str | None = Field(default=None, max_length=64, index=True)
+    # The run's lease (``persistence/leases.py``): the run attempt holding it and until when. The
+    # holder renews it while the run streams; a session runs on one worker at a time, and a RUNNING
+    # session whose lease ran out belonged to a worker that died.
+    lease_owner: str | None = Field(default=None, max_length=64)
+    lease_until: datetime | None = None
+    heartbeat_at: datetime | None = None
     created_at: datetime = _created()
     updated_at: datetime = _created()
     completed_at: datetime | None = None
@@ -215,3 +222,15 @@ class KnowledgeState(SQLModel, table=True):
     id: int = Field(default=1, primary_key=True)
     version: int = Field(default=0, nullable=False)
     updated_at: datetime = _created()
+
+
+class WriteProbe(SQLModel, table=True):
+    """One row that health checks rewrite: the cheapest proof that the database accepts writes
+    (a read-only file or a full disk still answers ``SELECT 1``)."""
+
+    __tablename__ = "write_probe"
+    __table_args__ = (MYSQL_TABLE_ARGS,)
+
+    id: int = Field(default=1, primary_key=True)
+    written_by: str = Field(default="", max_length=64, nullable=False)
+    written_at: datetime = _created()

@@ -1,15 +1,14 @@
 """Small async repository functions over the tables. Each takes an ``AsyncSession`` and commits.
 
-Writes keyed by a natural key (session_id, step_key, call_key, case per session) use a dialect-native
-"insert, ignore duplicates" so concurrent or repeated writers never create a second row and never
-fail on the race.
+Writes keyed by a natural key (session_id, case per session) use a dialect-native "insert, ignore
+duplicates" so concurrent or repeated writers never create a second row and never fail on the race.
+A run's own rows (steps, tool calls, totals, closing) are written by ``run_rows``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -25,7 +24,6 @@ from persistence.models import (
     DocumentStatus,
     KnowledgeDomain,
     KnowledgeState,
-    SessionStatus,
     ToolInvocation,
     utcnow,
 )
@@ -33,7 +31,7 @@ from persistence.models import (
 M = TypeVar("M", bound=SQLModel)
 
 
-def _insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[str, Any]) -> Any:
+def insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[str, Any]) -> Any:
     dialect = session.bind.dialect.name if session.bind else "sqlite"
     tbl = table.__table__  # type: ignore[attr-defined]
     if dialect == "mysql":
@@ -41,7 +39,7 @@ def _insert_ignore(session: AsyncSession, table: type[SQLModel], values: dict[st
     return sqlite.insert(tbl).values(values).on_conflict_do_nothing()
 
 
-def _row_values(obj: SQLModel) -> dict[str, Any]:
+def row_values(obj: SQLModel) -> dict[str, Any]:
     """Column values of a model instance keyed by column name (not attribute name)."""
     table = type(obj).__table__  # type: ignore[attr-defined]
     mapper = sa.inspect(type(obj))
@@ -58,7 +56,7 @@ def _row_values(obj: SQLModel) -> dict[str, Any]:
 
 async def insert_once(session: AsyncSession, obj: M, **key: Any) -> tuple[M, bool]:
     """Insert ``obj`` unless a row with the unique ``key`` exists; return (row, created)."""
-    result = await session.execute(_insert_ignore(session, type(obj), _row_values(obj)))
+    result = await session.execute(insert_ignore(session, type(obj), row_values(obj)))
     await session.commit()
     created = (result.rowcount or 0) > 0
     stmt = select(type(obj))
@@ -92,64 +90,6 @@ async def update_session(session: AsyncSession, session_id: str, **fields: Any) 
     await session.commit()
     await session.refresh(row)
     return row
-
-
-async def finish_session(
-    session: AsyncSession,
-    session_id: str,
-    *,
-    status: SessionStatus,
-    answer: str | None = None,
-    error_message: str | None = None,
-) -> DiagnosisSession:
-    """Close a run and fill its totals from the step and tool records."""
-    steps = await session.execute(
-        select(sa.func.count(), sa.func.coalesce(sa.func.sum(AgentStep.token_count), 0)).where(
-            AgentStep.session_id == session_id
-        )
-    )
-    n_steps, tokens = steps.one()
-    n_tools = (
-        await session.execute(
-            select(sa.func.count()).where(ToolInvocation.session_id == session_id)
-        )
-    ).scalar_one()
-    row = await get_session(session, session_id)
-    if row is None:
-        raise LookupError(f"session {session_id} not found")
-    now = utcnow()
-    created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=now.tzinfo)
-    return await update_session(
-        session,
-        session_id,
-        status=status,
-        answer=answer,
-        error_message=error_message,
-        total_steps=int(n_steps),
-        total_tokens=int(tokens or 0),
-        total_tool_calls=int(n_tools),
-        total_duration_ms=int((now - created).total_seconds() * 1000),
-        completed_at=now,
-    )
-
-
-async def fail_stale_sessions(session: AsyncSession, older_than_s: int) -> int:
-    """RUNNING sessions not touched for a while belonged to a process that stopped: close them."""
-    cutoff = utcnow() - timedelta(seconds=older_than_s)
-    result = await session.execute(
-        sa.update(DiagnosisSession)
-        .where(
-            DiagnosisSession.status == SessionStatus.RUNNING, DiagnosisSession.updated_at < cutoff
-        )
-        .values(
-            status=SessionStatus.FAILED,
-            error_message="interrupted: the server stopped before the run finished",
-            updated_at=utcnow(),
-            completed_at=utcnow(),
-        )
-    )
-    await session.commit()
-    return int(result.rowcount or 0)
 
 
 @dataclass
@@ -196,16 +136,6 @@ async def list_sessions(
 
 
 # --- agent_step / tool_invocation --------------------------------------------------------------
-
-
-async def append_step(session: AsyncSession, step: AgentStep) -> tuple[AgentStep, bool]:
-    return await insert_once(session, step, session_id=step.session_id, step_key=step.step_key)
-
-
-async def append_invocation(
-    session: AsyncSession, inv: ToolInvocation
-) -> tuple[ToolInvocation, bool]:
-    return await insert_once(session, inv, session_id=inv.session_id, call_key=inv.call_key)
 
 
 async def list_steps(session: AsyncSession, session_id: str) -> Sequence[AgentStep]:
@@ -382,7 +312,7 @@ async def knowledge_version(session: AsyncSession) -> int:
 async def bump_knowledge_version(session: AsyncSession) -> int:
     """Atomically increment the knowledge version (row created on first use)."""
     await session.execute(
-        _insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
+        insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
     )
     await session.execute(
         sa.update(KnowledgeState)

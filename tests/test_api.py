@@ -36,7 +36,7 @@ async def test_health_and_docs(client) -> None:  # noqa: ANN001
     h = (await client.get("/healthz")).json()
     assert (
         h["status"] == "ok"
-        and h["database"] == {"kind": "sqlite", "ok": True}
+        and h["database"] == {"kind": "sqlite", "ok": True, "reachable": True, "writable": True}
         and h["vectorStore"]["ok"]
     )
     assert h["chatModel"] == "offline" and h["documents"] >= 6
@@ -348,7 +348,7 @@ async def mysql_client(tmp_path_factory, embeddings):  # noqa: ANN001
 async def test_key_paths_on_mariadb(mysql_client) -> None:  # noqa: ANN001
     c = mysql_client
     h = (await c.get("/healthz")).json()
-    assert h["database"] == {"kind": "mysql", "ok": True}
+    assert h["database"] == {"kind": "mysql", "ok": True, "reachable": True, "writable": True}
     chat = (await c.post("/api/chat", json={"question": "ERR_TIMEOUT 是什么意思？"})).json()
     assert "api/payment-errors.md" in chat["answer"]
     stream = sse_events(

@@ -7,6 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from persistence import repository as repo
+from persistence import run_rows
 from persistence.db import Database
 from persistence.models import (
     AgentStep,
@@ -35,7 +36,7 @@ async def db(db_url: str):
 async def test_session_step_invocation_round_trip(db: Database) -> None:
     async with db.session() as s:
         await repo.create_session(s, session_id="s-1", query="连接池超时怎么办？", thread_id="t-1")
-        step, created = await repo.append_step(
+        step, created = await run_rows.append_step(
             s,
             AgentStep(
                 session_id="s-1",
@@ -52,7 +53,7 @@ async def test_session_step_invocation_round_trip(db: Database) -> None:
             ),
         )
         assert created
-        inv, _ = await repo.append_invocation(
+        inv, _ = await run_rows.append_invocation(
             s,
             ToolInvocation(
                 session_id="s-1",
@@ -70,10 +71,10 @@ async def test_session_step_invocation_round_trip(db: Database) -> None:
             ),
         )
         # A nullable-everything invocation: NULLs survive as NULLs.
-        await repo.append_invocation(
+        await run_rows.append_invocation(
             s, ToolInvocation(session_id="s-1", call_key="call-2", tool_name="get_current_time")
         )
-        await repo.finish_session(
+        await run_rows.finish_session(
             s, "s-1", status=SessionStatus.SUCCESS, answer="调整 maximumPoolSize"
         )
 
@@ -154,7 +155,7 @@ async def test_fs6_distribution_query(db: Database) -> None:
     async with db.session() as s:
         await repo.create_session(s, session_id="s-fs6", query="q")
         for i, level in enumerate(levels):
-            await repo.append_invocation(
+            await run_rows.append_invocation(
                 s,
                 ToolInvocation(
                     session_id="s-fs6",
@@ -164,7 +165,7 @@ async def test_fs6_distribution_query(db: Database) -> None:
                     dedup_reason="doc_retrieved" if level is None else None,
                 ),
             )
-        await repo.append_invocation(
+        await run_rows.append_invocation(
             s, ToolInvocation(session_id="s-fs6", call_key="t", tool_name="get_current_time")
         )
         dist = await repo.relevance_distribution(s)
@@ -192,7 +193,7 @@ async def test_document_file_path_is_unique(db: Database) -> None:
 async def test_keyed_writes_are_idempotent_under_concurrency(db: Database) -> None:
     async def write(i: int) -> bool:
         async with db.session() as s:
-            _, created = await repo.append_step(
+            _, created = await run_rows.append_step(
                 s, AgentStep(session_id="s-c", step_key="k", step_index=i, agent_name="executor")
             )
             return created

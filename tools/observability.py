@@ -42,8 +42,10 @@ async def _get_json(url: str, params: dict[str, Any], timeout: float) -> Any:
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             resp = await client.get(url, params=params)
+    except httpx.TimeoutException:
+        raise ToolException(f"cannot reach {url}: no answer within {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise ToolException(f"cannot reach {url}: {type(exc).__name__}: {exc}") from None
+        raise ToolException(f"cannot reach {url}: {str(exc) or 'the connection failed'}") from None
     if resp.status_code != 200:
         raise ToolException(f"{url} answered HTTP {resp.status_code}: {resp.text[:300]}")
     try:

@@ -58,8 +58,11 @@ async def chat(body: ChatRequest, runner: RunnerDep) -> ChatResponse:
     responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
 )
 async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceResponse:
-    """The same run as ``/api/chat``, streamed: session, node, tool_call, tool_result, token, answer, done."""
-    return _sse(runner.events(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex))
+    """The same run as ``/api/chat``, streamed: session, node, tool_call, tool_result, token, answer,
+    then done or error. The session is created before the stream starts: a database that refuses
+    it answers 503, not an empty stream."""
+    run = await runner.open(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex)
+    return _sse(runner.events(body.question, run=run))
 
 
 @router.post(
@@ -70,7 +73,8 @@ async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceRespon
 async def ai_ops(runner: RunnerDep, body: AiOpsRequest | None = None) -> EventSourceResponse:
     """Analyse the active alerts; streams the run and ends with the Markdown report."""
     thread = (body.id if body else None) or uuid.uuid4().hex
-    return _sse(runner.events(AIOPS_TASK, flow="AI_OPS", thread_id=thread))
+    run = await runner.open(AIOPS_TASK, flow="AI_OPS", thread_id=thread)
+    return _sse(runner.events(AIOPS_TASK, run=run))
 
 
 @router.post("/feedback", response_model=FeedbackResponse, dependencies=JsonBody, responses=ERRORS)

@@ -18,6 +18,7 @@ from api.schemas import (
     camelize,
 )
 from persistence import repository as repo
+from persistence.leases import SessionBusy
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
 ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
@@ -71,14 +72,19 @@ async def checkpoints(services: ServicesDep, session_id: str) -> Any:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
 
-@router.post("/{session_id}/resume", responses=ERRORS)
+@router.post("/{session_id}/resume", responses=ERRORS | responses(409))
 async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
-    session, with its retrieval memory, and without writing any step twice."""
+    session, with its retrieval memory, and without writing any step twice. 409
+    ``session_running`` while it runs (one run per session), ``not_resumable`` when finished or
+    when the conversation moved on."""
     try:
         result = await runner.resume(session_id)
     except LookupError as exc:
         raise ApiError(404, "session_not_found", str(exc)) from None
+    except SessionBusy as exc:
+        retry = {"Retry-After": str(exc.retry_after_s)}
+        raise ApiError(409, "session_running", str(exc), retry) from None
     except ValueError as exc:
         raise ApiError(409, "not_resumable", str(exc)) from None
     return camelize(result.__dict__)
