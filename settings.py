@@ -69,33 +69,118 @@ class NormalizationSettings(_Section):
         return self
 
 
+class EmbeddingSettings(_Section):
+    """Which model embeds chunks and queries (``retrieval.embedding.*``)."""
+
+    provider: Literal["local", "openai"] = Field(
+        "local",
+        description="local = a sentence-transformers model on this machine; openai = any "
+        "OpenAI-compatible /v1/embeddings endpoint (e.g. BGE-M3 behind vLLM or Xinference).",
+    )
+    model: str = Field(
+        "",
+        description="local: sentence-transformers name or path (empty = packaged all-MiniLM-L6-v2); "
+        "openai: the model name on the endpoint (required).",
+    )
+    base_url: str = Field("", description="openai: endpoint base URL, e.g. http://host:8000/v1")
+    api_key: str = Field("", description="openai: API key (empty for endpoints without one).")
+    dimension: int | None = Field(
+        None, ge=1, le=65536, description="openai: expected vector size (checked on every call)."
+    )
+    max_tokens: int = Field(
+        512,
+        ge=16,
+        le=32768,
+        description="openai: the model's window in its tokens (local: read from the model).",
+    )
+    timeout_s: float = Field(60.0, gt=0, description="openai: request time-out in seconds.")
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto",
+        description="local: auto = bf16 on CPUs with native bf16 when it agrees with fp32 on a "
+        "probe set (cosine >= 0.999), else fp32.",
+    )
+    scripts: list[str] | Literal["auto", "all"] = Field(
+        "auto",
+        description="Scripts the model reads (latin, cjk, …): auto = from the local tokenizer's "
+        "vocabulary, all for an openai endpoint. The dense route's vote follows the share of a "
+        "query in these scripts.",
+    )
+
+    @model_validator(mode="after")
+    def _openai_complete(self) -> EmbeddingSettings:
+        if self.provider == "openai":
+            missing = [n for n in ("model", "base_url") if not getattr(self, n)]
+            if missing:
+                raise ValueError(
+                    "provider openai needs "
+                    + " and ".join(n.replace("_", "-") for n in missing)
+                    + " (e.g. base-url: http://localhost:8000/v1, model: bge-m3)"
+                )
+            if not self.base_url.startswith(("http://", "https://")):
+                raise ValueError(f"base-url must be an http(s):// URL, got {self.base_url!r}")
+        return self
+
+    def effective_scripts(self) -> list[str] | str:
+        if self.scripts == "auto" and self.provider == "openai":
+            return "all"
+        return self.scripts
+
+
+class RelevanceSettings(_Section):
+    """How a lookup's result is judged (``retrieval.relevance.*``)."""
+
+    judge: Literal["calibrated", "dense"] = Field(
+        "calibrated",
+        description="calibrated = one confidence from all the evidence (dense where the model reads "
+        "the query, BM25, route agreement, margin, L0), fitted on the development eval; dense = "
+        "the dense similarity alone (right for a multilingual model only).",
+    )
+    calibration_file: Path | None = Field(
+        None, description="Fitted judge parameters (empty = retrieval/calibration.json)."
+    )
+
+
 class RetrievalSettings(_Section):
     normalization: NormalizationSettings = NormalizationSettings()
+    relevance: RelevanceSettings = RelevanceSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
     collection: str = Field("superbiz_chunks", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
-    chunk_size: int = Field(500, ge=50, le=8000, description="Chunk size in tokens.")
+    chunk_size: int = Field(
+        500,
+        ge=50,
+        le=8000,
+        description="Chunk size in the embedding model's tokens; never more than its window.",
+    )
     chunk_overlap: int = Field(50, ge=0, description="Chunk overlap in tokens.")
-    top_k: int = Field(5, ge=1, le=50, description="L1 hits kept after fusion.")
-    candidates: int = Field(20, ge=1, le=200, description="Hits fetched per route before fusion.")
+    top_k: int = Field(
+        4,
+        ge=1,
+        le=10,
+        description="Documents a lookup shows: the primary plus up to top-k − 1 supplements.",
+    )
+    candidates: int = Field(40, ge=1, le=200, description="Chunks fetched per route before fusion.")
     rrf_k: int = Field(60, ge=1)
     dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense route.")
     bm25_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 route.")
-    cjk_dense_weight: float = Field(
-        0.3,
-        ge=0,
-        description="Dense weight for mostly-Chinese queries (an English-only model cannot read "
-        "them); set it to dense-weight for a multilingual embedding model.",
-    )
+    l0_weight: float = Field(1.0, ge=0, description="RRF weight of L0 keyword matches.")
     session_lookup_budget: int = Field(
         8, ge=1, description="lookup_knowledge calls served per run."
     )
-    embedding_model: str = Field(
-        "", description="sentence-transformers name or path; empty = packaged all-MiniLM-L6-v2."
-    )
-    embedding_precision: Literal["auto", "fp32", "bf16"] = Field(
-        "auto",
-        description="auto = bf16 on CPUs with native bf16 when it agrees with fp32 on a probe set "
-        "(cosine >= 0.999), else fp32.",
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_keys(cls, data: Any) -> Any:
+        # Earlier releases had flat embedding keys and a fixed dense weight for Chinese queries.
+        if isinstance(data, dict):
+            data = dict(data)
+            emb = dict(data.get("embedding") or {})
+            for old, new in (("embedding_model", "model"), ("embedding_precision", "precision")):
+                if old in data:
+                    emb.setdefault(new, data.pop(old))
+            if emb:
+                data["embedding"] = emb
+            data.pop("cjk_dense_weight", None)  # replaced by the readability estimate
+        return data
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> RetrievalSettings:

@@ -1,8 +1,7 @@
-"""``LookupService.lookup`` end to end on the sample knowledge base (6 runbooks).
+"""``LookupService.lookup`` end to end on the sample knowledge base (``knowledge_base/``).
 
-Built as the tests build it: a migrated temp SQLite database, ``Database``, ``ChunkStore`` (Milvus
-Lite), ``DocumentCatalog``, ``IngestionService(...).init()``, then ``LookupService(catalog, store,
-LookupConfig())``. Every lookup gets a fresh ``SessionMemory`` so session de-dup never
+Built as the server builds it: a migrated temp SQLite database and ``KnowledgeBase.build`` (Milvus
+Lite, the catalog and L0, the lookup service with its judge), imported with ``init()``. Every lookup gets a fresh ``SessionMemory`` so session de-dup never
 short-circuits. The query mix: L0 keyword hits, English questions only L1 can answer, Chinese
 questions.
 
@@ -58,24 +57,31 @@ QUERIES = {
 
 
 async def build(work: Path):  # noqa: ANN201
+    """The knowledge base as the server builds it (``KnowledgeBase.build``), on the sample runbooks."""
+    import os
+
     from persistence.db import Database
     from persistence.migrate import upgrade
-    from retrieval.catalog import DocumentCatalog
     from retrieval.embeddings import SentenceTransformerEmbeddings
-    from retrieval.ingestion import IngestionService
-    from retrieval.lookup import LookupConfig, LookupService
-    from retrieval.store import ChunkStore
+    from retrieval.knowledge import KnowledgeBase
+    from settings import load_settings
 
-    url = f"sqlite+aiosqlite:///{work / 'kb.db'}"
-    upgrade(url)
-    db = Database(url)
-    emb = SentenceTransformerEmbeddings()
+    settings = load_settings(
+        database_url=f"sqlite+aiosqlite:///{work / 'kb.db'}",
+        milvus_uri=str(work / "milvus.db"),
+        knowledge_base_dir=c.ROOT / "knowledge_base",
+        data_dir=work,
+    )
+    upgrade(settings.database_url)
+    db = Database(settings.database_url)
+    precision = os.environ.get("EMBEDDINGS_PRECISION")
+    emb = SentenceTransformerEmbeddings(**({"precision": precision} if precision else {}))
     emb.embed_query("warm-up")
-    store = ChunkStore(str(work / "milvus.db"), emb)
-    catalog = DocumentCatalog()
-    report = await IngestionService(db, store, catalog, c.ROOT / "knowledge_base").init()
-    assert report.count("INDEXED") == 6, report.as_dict()
-    return db, store, LookupService(catalog, store, LookupConfig()), emb
+    kb = KnowledgeBase.build(settings, db, embeddings=emb)
+    report = await kb.ingestion.init()
+    files = len(kb.ingestion.scan())
+    assert report.count("INDEXED") == files, report.as_dict()
+    return db, kb.store, kb.lookup_service, emb
 
 
 def checks(svc, store) -> dict:  # noqa: ANN001

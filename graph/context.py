@@ -8,7 +8,7 @@ class satisfies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 
 def _d(text: str) -> dict[str, str]:
@@ -45,6 +45,13 @@ class Context:
     max_l2_distance: float | None = field(
         default=None,
         metadata=_d("L2 distance at which dense similarity reaches 0, > 0 (unset = the setting)."),
+    )
+    relevance_judge: Literal["calibrated", "dense"] | None = field(
+        default=None,
+        metadata=_d(
+            "How lookups are judged: calibrated (one confidence from all the evidence) or dense "
+            "(the dense similarity alone; for a multilingual model). Unset = the setting."
+        ),
     )
     supervisor_prompt: str | None = field(
         default=None, metadata=_d("Override of the supervisor prompt (unset = prompts/*.md).")

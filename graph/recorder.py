@@ -48,6 +48,10 @@ DETAIL_KEYS = (
     "route_weights",
     "l1_error",
     "layer",
+    "judge",
+    "confidence",
+    "readability",
+    "documents",
 )
 
 

@@ -1,4 +1,8 @@
-"""``python -m retrieval ingest [--force]`` · ``python -m retrieval lookup "ERR_TIMEOUT"`` · ``stats``."""
+"""``python -m retrieval ingest [--force]`` · ``reindex`` · ``lookup "ERR_TIMEOUT"`` · ``stats``.
+
+``reindex`` drops the vector collection and imports every document again: the way to switch the
+embedding model (the collection records which model made its vectors and refuses another).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 
 from persistence.db import Database
 from persistence.migrate import upgrade
+from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
 from settings import SettingsError, load_settings
 
@@ -44,13 +49,20 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
         print(f"message: {p['message']}")
     if a["l0_titles"]:
         print("L0 matches: " + "; ".join(a["l0_titles"]))
-    if a["l1_scores"]:
-        print(f"{'source':<45} {'dense_sim':>9} {'bm25':>7} {'rrf':>8}  breadcrumb")
-        for s in a["l1_scores"]:
-            sim = "-" if s["dense_similarity"] is None else f"{s['dense_similarity']:.3f}"
-            bm = "-" if s["bm25_score"] is None else f"{s['bm25_score']:.2f}"
-            mark = "" if s["valid"] else "  (below reference)"
-            print(f"{s['source']:<45} {sim:>9} {bm:>7} {s['rrf']:>8.4f}  {s['breadcrumb']}{mark}")
+    if a.get("route_weights"):
+        print(
+            f"readability {a.get('readability')}  route weights {a['route_weights']}  judge {a.get('judge')}"
+        )
+    if a.get("documents"):
+        print(f"{'source':<45} {'level':<15} {'conf':>5} {'dense':>6} {'bm25':>7}  ranks")
+        for d in a["documents"]:
+            conf = "-" if d["confidence"] is None else f"{d['confidence']:.2f}"
+            sim = "-" if d["dense_similarity"] is None else f"{d['dense_similarity']:.3f}"
+            bm = "-" if d["bm25_score"] is None else f"{d['bm25_score']:.2f}"
+            mark = " *" if d["shown"] else ""
+            print(
+                f"{d['source']:<45} {d['level']:<15} {conf:>5} {sim:>6} {bm:>7}  {d['ranks']}{mark}"
+            )
     if p["primary"]:
         print(f"\n--- primary ({p['primary']['matchType']}, {p['primary']['source']}) ---")
         print(p["primary"]["content"])
@@ -74,6 +86,19 @@ async def _run(args: argparse.Namespace) -> int:
                 json.dumps({k: v for k, v in summary.items() if k != "files"}, ensure_ascii=False)
             )
             return 1 if summary["failed"] else 0
+        if args.cmd == "reindex":
+            await kb.ingestion.load_catalog()
+            await asyncio.to_thread(kb.store.drop)
+            print(
+                f"dropped collection {kb.store.collection}; re-embedding with {kb.store.model_id}",
+                file=sys.stderr,
+            )
+            report = await kb.ingestion.init(force=True, progress=_progress)
+            summary = report.as_dict()
+            print(
+                json.dumps({k: v for k, v in summary.items() if k != "files"}, ensure_ascii=False)
+            )
+            return 1 if summary["failed"] else 0
         if args.cmd == "stats":
             await kb.ingestion.load_catalog()
             print(json.dumps(await kb.ingestion.stats(), ensure_ascii=False, indent=2))
@@ -91,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     ingest = sub.add_parser("ingest", help="import the knowledge-base folder")
     ingest.add_argument("--force", action="store_true", help="re-import unchanged files too")
+    sub.add_parser(
+        "reindex",
+        help="drop the vectors and import everything again (after changing the embedding model)",
+    )
     look = sub.add_parser("lookup", help="run one lookup and show per-route scores")
     look.add_argument("query")
     look.add_argument(
@@ -100,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return asyncio.run(_run(args))
-    except SettingsError as exc:
+    except (SettingsError, EmbeddingMismatch) as exc:
         print(exc, file=sys.stderr)
         return 2
 

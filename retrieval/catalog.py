@@ -6,17 +6,24 @@ knowledge version). Pure apart from the lock; no I/O.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from retrieval.chunking import split_sections
 from retrieval.documents import section_titles
 from retrieval.l0_index import L0Entry, L0Index
+from retrieval.terms import query_terms
 from retrieval.textmatch import bigrams, overlap
+from retrieval.textnorm import split_identifier
 
+# A single word in more documents than this is a topic, not a name (see is_specific).
+GENERIC_MIN_DOCS, GENERIC_SHARE = 5, 0.05
 SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
 
@@ -32,6 +39,14 @@ class DocInfo:
     covers: tuple[str, ...] = ()
     when_to_retrieve: str = ""
     compact: str = ""  # the compact summary a PRECISE lookup returns
+    terms: frozenset[str] = frozenset()  # distinct content terms (for term rarity and coverage)
+
+    @property
+    def name_text(self) -> str:
+        """What names the document: title, file name (identifiers spelled out), keywords, summary."""
+        stem = PurePosixPath(self.file_path).stem
+        words = " ".join(split_identifier(stem))
+        return " ".join([self.title, stem, words, *self.keywords, self.summary])
 
     def l0_entry(self) -> L0Entry:
         return L0Entry(self.doc_id, self.file_path, self.title, self.category, self.keywords)
@@ -51,6 +66,7 @@ class DocInfo:
             covers=tuple(meta.get("covers") or ()),
             when_to_retrieve=meta.get("when_to_retrieve", ""),
             compact=meta.get("compact", ""),
+            terms=frozenset(meta.get("terms") or ()),
         )
 
 
@@ -93,13 +109,18 @@ class DocumentCatalog:
     _docs: dict[str, DocInfo] = field(default_factory=dict)
     _by_path: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
     version: int = 0  # knowledge version this catalog reflects
 
     def replace_all(self, docs: Iterable[DocInfo], version: int = 0) -> None:
         docs = list(docs)
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(d.terms)
         with self._lock:
             self._docs = {d.doc_id: d for d in docs}
             self._by_path = {d.file_path: d.doc_id for d in docs}
+            self._df = df
             self.version = version
         self.l0.replace_all(d.l0_entry() for d in docs)
 
@@ -108,8 +129,10 @@ class DocumentCatalog:
             old = self._docs.get(doc.doc_id)
             if old is not None:
                 self._by_path.pop(old.file_path, None)
+                self._df.subtract(old.terms)
             self._docs[doc.doc_id] = doc
             self._by_path[doc.file_path] = doc.doc_id
+            self._df.update(doc.terms)
         self.l0.add(doc.l0_entry())
 
     def remove(self, doc_id: str) -> None:
@@ -117,7 +140,27 @@ class DocumentCatalog:
             old = self._docs.pop(doc_id, None)
             if old is not None:
                 self._by_path.pop(old.file_path, None)
+                self._df.subtract(old.terms)
         self.l0.remove(doc_id)
+
+    def idf(self, term: str) -> float:
+        """Rarity of a term across the knowledge base; a term no document holds is the rarest."""
+        return math.log((len(self._docs) + 1) / (max(self._df.get(term, 0), 0) + 0.5))
+
+    def document_frequency(self, term: str) -> int:
+        return max(self._df.get(term, 0), 0)
+
+    def is_specific(self, term: str) -> bool:
+        """Does an L0 term name one document, or only a topic many documents share?
+
+        A phrase or an identifier (``连接池超时``, ``ERR_TIMEOUT``, ``ClusterOperatorDown``) names
+        one; a single word that many documents contain (``Redis`` in a knowledge base with ten
+        Redis runbooks) names a topic, and a keyword match on it must not claim PRECISE.
+        """
+        words = query_terms(term)
+        if len(words) != 1:
+            return True
+        return self.document_frequency(words[0]) <= max(GENERIC_MIN_DOCS, GENERIC_SHARE * len(self))
 
     def get(self, doc_id: str) -> DocInfo | None:
         return self._docs.get(doc_id)

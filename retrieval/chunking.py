@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from retrieval.textnorm import split_identifier
+
 TokenCounter = Callable[[str], int]
 HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -178,12 +180,61 @@ def breadcrumb(title: str, headings: tuple[str, ...]) -> str:
     return BREADCRUMB_SEP.join(parts)
 
 
+MIN_CHUNK_TOKENS = 32
+
+
 def chunk_document(
-    title: str, body: str, *, size: int = 500, overlap: int = 50, count: TokenCounter
+    title: str,
+    body: str,
+    *,
+    size: int = 500,
+    overlap: int = 50,
+    count: TokenCounter,
+    window: int | None = None,
 ) -> list[Chunk]:
+    """Chunks of at most ``size`` tokens; with ``window`` (the embedding model's, in its own tokens)
+    each chunk's indexed text — breadcrumb included — also fits the window, so nothing is cut off
+    when it is embedded."""
     chunks: list[Chunk] = []
     for section in split_sections(body):
         crumb = breadcrumb(title, section.headings)
-        for text in pack(split_blocks(section.text), size, overlap, count):
+        limit = size
+        if window is not None:
+            limit = max(min(size, window - count(crumb) - 1), MIN_CHUNK_TOKENS)
+        # The window can cut the chunk below the configured size; the overlap shrinks with it.
+        ov = overlap if limit == size else min(overlap, limit // 4)
+        for text in pack(split_blocks(section.text), limit, ov, count):
             chunks.append(Chunk(len(chunks), crumb, text, count(text)))
     return chunks
+
+
+def card_text(
+    *, file_stem: str, keywords: list[str], summary: str, covers: list[str], sections: list[str]
+) -> str:
+    """A document's own description as one short chunk: what an operator types to find it (file
+    name words, keywords, summary, topics, section titles) sits next to the title, where both
+    routes score it without the body's bulk."""
+    name = " ".join(split_identifier(file_stem))
+    lines = [f"{file_stem} ({name})" if name.casefold() != file_stem.casefold() else file_stem]
+    if keywords:
+        lines.append(", ".join(keywords))
+    if summary:
+        lines.append(summary)
+    if covers:
+        lines.append("; ".join(covers))
+    if sections:
+        lines.append(" / ".join(sections))
+    return "\n".join(lines)
+
+
+CARD_HEADING = "概要 (card)"
+
+
+def with_card(
+    chunks: list[Chunk], title: str, card: str, limit: int, count: TokenCounter
+) -> list[Chunk]:
+    """The card as chunk 0 (cut to ``limit`` tokens), then the body's chunks renumbered."""
+    crumb = breadcrumb(title, (CARD_HEADING,))
+    pieces = pack(split_blocks(card), max(limit - count(crumb) - 1, MIN_CHUNK_TOKENS), 0, count)
+    head = [Chunk(0, crumb, pieces[0], count(pieces[0]))] if pieces else []
+    return head + [Chunk(len(head) + c.index, c.breadcrumb, c.text, c.token_count) for c in chunks]

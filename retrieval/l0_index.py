@@ -1,10 +1,13 @@
-"""L0: exact keyword/title match, case-insensitive, ranked. Pure (no I/O).
+"""L0: exact keyword / title / file-name match, case-insensitive, ranked. Pure (no I/O).
 
-All keywords and titles of all documents go into one Aho–Corasick automaton (pyahocorasick), so a
-query is matched in time proportional to its own length plus the matches — not to the number of
-documents, which the seed's per-document scan was. ASCII terms must sit on word boundaries
-(``ERR_TIMEOUT`` does not match inside ``ERR_TIMEOUTS``); CJK terms match anywhere, since Chinese has
-no spaces.
+Every term (frontmatter keywords, the title and its bracketed parts, the file stem) is stored in its
+compact form (see ``textnorm.compact``: case, spaces, hyphens and underscores ignored), and all of
+them go into one Aho–Corasick automaton (pyahocorasick). A query is compacted the same way and
+matched in time proportional to its own length plus the matches — not to the number of documents.
+
+A term that starts or ends with a letter or digit must sit on a word boundary *in the original
+query* (``ERR_TIMEOUT`` does not match inside ``ERR_TIMEOUTS``, ``redis`` not inside
+``predisposed``); CJK terms match anywhere, since Chinese has no spaces.
 """
 
 from __future__ import annotations
@@ -13,13 +16,19 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import ahocorasick
 
+from retrieval.textnorm import compact, compact_term, is_word_char
+
 MIN_TERM_CHARS = 2
-WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # Title parts: "支付网关错误码手册 (Payment Gateway Error Codes)" → both halves are title terms.
 _TITLE_SPLIT = re.compile(r"[()（）\[\]【】:：|/—–]+|\s+-\s+")
+# File stems that name no subject; as L0 terms they would match half the questions.
+GENERIC_STEMS = frozenset(
+    {"readme", "index", "overview", "intro", "introduction", "faq", "notes", "untitled", "doc"}
+)
 
 
 @dataclass(frozen=True)
@@ -35,22 +44,43 @@ class L0Entry:
 class L0Match:
     entry: L0Entry
     keywords: list[str] = field(default_factory=list)
-    title_hit: bool = False
+    title_hit: bool = False  # the title, a title part or the file stem
     longest: int = 0
+    names: list[str] = field(default_factory=list)  # the name terms (title, part, stem) matched
+
+    @property
+    def terms(self) -> list[str]:
+        return [*self.keywords, *self.names]
 
     @property
     def score(self) -> int:
         return len(self.keywords) + (1 if self.title_hit else 0)
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def title_terms(title: str) -> set[str]:
-    terms = {_norm(title)}
-    terms.update(_norm(p) for p in _TITLE_SPLIT.split(title))
+    terms = {compact_term(title)}
+    terms.update(compact_term(p) for p in _TITLE_SPLIT.split(title))
     return {t for t in terms if len(t) >= MIN_TERM_CHARS}
+
+
+def stem_term(file_path: str) -> str | None:
+    stem = PurePosixPath(file_path).stem
+    term = compact_term(stem)
+    if len(term) < MIN_TERM_CHARS or term in GENERIC_STEMS or term.isdigit():
+        return None
+    return term
+
+
+def name_terms(entry: L0Entry) -> set[str]:
+    """Terms that name the document: its title, title parts and file stem."""
+    terms = title_terms(entry.title)
+    if stem := stem_term(entry.file_path):
+        terms.add(stem)
+    return terms
+
+
+def keyword_terms(entry: L0Entry) -> set[str]:
+    return {t for t in (compact_term(k) for k in entry.keywords) if len(t) >= MIN_TERM_CHARS}
 
 
 class L0Index:
@@ -59,11 +89,10 @@ class L0Index:
     def __init__(self, entries: Iterable[L0Entry] = ()) -> None:
         self._lock = threading.Lock()
         self._docs: dict[str, L0Entry] = {}
-        # term → {doc_id: is_title_term}
+        # term → {doc_id: is_name_term}
         self._terms: dict[str, dict[str, bool]] = {}
         self._automaton: ahocorasick.Automaton | None = None
         self._dirty = False
-        self.version = 0  # knowledge version this index reflects (set by the loader)
         self.replace_all(entries)
 
     def __len__(self) -> int:
@@ -78,18 +107,16 @@ class L0Index:
     def _add(self, entry: L0Entry) -> None:
         self._remove(entry.doc_id)
         self._docs[entry.doc_id] = entry
-        for kw in entry.keywords:
-            term = _norm(kw)
-            if len(term) >= MIN_TERM_CHARS:
-                self._terms.setdefault(term, {}).setdefault(entry.doc_id, False)
-        for term in title_terms(entry.title):
+        for term in keyword_terms(entry):
+            self._terms.setdefault(term, {}).setdefault(entry.doc_id, False)
+        for term in name_terms(entry):
             self._terms.setdefault(term, {})[entry.doc_id] = True
 
     def _remove(self, doc_id: str) -> None:
         old = self._docs.pop(doc_id, None)
         if old is None:
             return
-        for term in [_norm(k) for k in old.keywords] + list(title_terms(old.title)):
+        for term in keyword_terms(old) | name_terms(old):
             owners = self._terms.get(term)
             if owners is not None:
                 owners.pop(doc_id, None)
@@ -125,16 +152,8 @@ class L0Index:
                         entries = tuple(
                             (self._docs[d], t) for d, t in owners.items() if d in self._docs
                         )
-                        auto.add_word(
-                            term,
-                            (
-                                term,
-                                entries,
-                                len(term),
-                                term[0] in WORD_CHARS,
-                                term[-1] in WORD_CHARS,
-                            ),
-                        )
+                        edges = (is_word_char(term[0]), is_word_char(term[-1]))
+                        auto.add_word(term, (term, entries, len(term), *edges))
                     if len(auto):
                         auto.make_automaton()
                     self._automaton = auto if len(auto) else None
@@ -142,40 +161,41 @@ class L0Index:
         return self._automaton
 
     def search(self, query: str, limit: int | None = None) -> list[L0Match]:
-        """Documents whose keywords or title occur in the query, best first."""
+        """Documents whose keywords, title or file name occur in the query, best first."""
         auto = self._automaton if not self._dirty else self._built()
-        text = " ".join(query.casefold().split())  # _norm, inlined: this is the hot path
-        if auto is None or not text:
+        if auto is None:
             return []
-        last = len(text) - 1
-        found: dict[str, list] = {}  # doc_id → [entry, keywords, title_hit, longest]; cheap lists
+        text, where = compact(query)
+        if not text:
+            return []
+        last = len(query) - 1
+        found: dict[str, list] = {}  # doc_id → [entry, keywords, names, longest]; cheap lists
         for end, (term, entries, n, check_start, check_end) in auto.iter(text):
-            start = end - n + 1
-            # ASCII word characters at a term's edges must not continue into the query.
-            if check_start and start > 0 and text[start - 1] in WORD_CHARS:
+            # Letters or digits at a term's edges must not continue into the original query.
+            start = where[end - n + 1]
+            if check_start and start > 0 and is_word_char(query[start - 1]):
                 continue
-            if check_end and end < last and text[end + 1] in WORD_CHARS:
+            stop = where[end]
+            if check_end and stop < last and is_word_char(query[stop + 1]):
                 continue
-            for entry, is_title in entries:
+            for entry, is_name in entries:
                 acc = found.get(entry.doc_id)
                 if acc is None:
-                    acc = found[entry.doc_id] = [entry, [], False, 0]
-                if is_title:
-                    acc[2] = True
-                elif term not in acc[1]:
-                    acc[1].append(term)
+                    acc = found[entry.doc_id] = [entry, [], [], 0]
+                bucket = acc[2] if is_name else acc[1]
+                if term not in bucket:
+                    bucket.append(term)
                 if n > acc[3]:
                     acc[3] = n
         accs = list(found.values())
         if len(accs) > 1:  # rank on the raw lists: cheaper than via L0Match.score
-            accs.sort(key=lambda a: (-len(a[1]) - a[2], -a[3], a[0].title))
+            accs.sort(key=lambda a: (-len(a[1]) - bool(a[2]), -a[3], a[0].title))
         if limit:
             accs = accs[:limit]
-        ranked = [L0Match(e, kws, title, longest) for e, kws, title, longest in accs]
-        return ranked
+        return [L0Match(e, kws, bool(names), longest, names) for e, kws, names, longest in accs]
 
 
 def naive_search(entries: Iterable[L0Entry], query: str) -> list[str]:
-    """The seed's method — scan every document's keywords per query. Kept for the benchmark only."""
+    """Scan every document's keywords per query: the baseline ``bench/bench_l0.py`` compares with."""
     q = query.casefold()
     return [e.doc_id for e in entries if any(k.casefold() in q for k in e.keywords)]

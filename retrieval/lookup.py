@@ -1,4 +1,4 @@
-"""``LookupService.lookup(query, memory)``: L0 → (L1) → relevance → session de-dup → payload.
+"""``LookupService.lookup(query, memory)``: L0 → L1 by document → judge → session de-dup → payload.
 
 The payload is what the model sees (no scores); the artifact carries the raw scores into
 ``tool_invocation.retrieval_details``; the returned memory is the session's updated action memory.
@@ -12,19 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval.calibration import Calibration
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
-from retrieval.fusion import FusedHit
+from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, DocHit, fuse_documents
+from retrieval.judging import Judged, judge_documents
 from retrieval.memory import SessionMemory
-from retrieval.payload import (
-    BUDGET_HINT,
-    NONE_HINT,
-    chunk_content,
-    cjk_ratio,
-    l0_listing,
-    truncate,
-)
-from retrieval.relevance import RelevanceLevel, Thresholds, judge, similarity
-from retrieval.store import BM25_ROUTE, DENSE_ROUTE, ChunkStore
+from retrieval.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
+from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, Thresholds, similarity
+from retrieval.store import ChunkStore
+from retrieval.terms import query_terms
+from retrieval.textnorm import code_tokens, expand_identifiers
 
 log = logging.getLogger(__name__)
 
@@ -38,26 +35,34 @@ class DedupReason:
 @dataclass
 class LookupConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
-    top_k: int = 5
-    candidates: int = 20
+    judge: str = "calibrated"  # or "dense": the dense similarity alone
+    calibration: Calibration | None = None  # None: the packaged retrieval/calibration.json
+    top_k: int = 4  # documents shown: the primary and up to top_k − 1 supplements
+    candidates: int = 40  # chunks fetched per route
     rrf_k: int = 60
     dense_weight: float = 1.0
     bm25_weight: float = 1.0
-    cjk_dense_weight: float = 0.3
+    l0_weight: float = 1.0
     budget: int = 8
-    max_chunk_chars: int = 1200
-    max_supplements: int = 3
+    primary_chars: int = 1600
+    supplement_chars: int = 600
+    # A supplement needs some evidence of its own: on the development eval a confidence floor of
+    # 0.02 halves the unrelated supplements without losing one right document from the top three.
+    supplement_floor: float = 0.02
 
     @classmethod
     def from_settings(cls, r: Any) -> LookupConfig:
+        cal_file = r.relevance.calibration_file
         return cls(
             thresholds=Thresholds.from_settings(r.normalization),
+            judge=r.relevance.judge,
+            calibration=Calibration.load(cal_file) if cal_file else Calibration.load(),
             top_k=r.top_k,
             candidates=r.candidates,
             rrf_k=r.rrf_k,
             dense_weight=r.dense_weight,
             bm25_weight=r.bm25_weight,
-            cjk_dense_weight=r.cjk_dense_weight,
+            l0_weight=r.l0_weight,
             budget=r.session_lookup_budget,
         )
 
@@ -77,12 +82,17 @@ class LookupService:
         store: ChunkStore | None,
         config: LookupConfig | None = None,
         body_loader: Callable[[DocInfo], str | None] | None = None,
+        readability: Callable[[str], float] | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
         self.config = config or LookupConfig()
-        # Reads a document's body for a query-focused PRECISE summary; None = stored summary only.
+        if self.config.calibration is None:
+            self.config.calibration = Calibration.load()
+        # Reads a document's body for a query-focused summary; None = stored summary only.
         self.body_loader = body_loader
+        # How much of a query the embedding model reads (None: all of it).
+        self.readability = readability
 
     def summary_for(self, doc: DocInfo, query: str) -> str:
         body = None
@@ -92,14 +102,20 @@ class LookupService:
             except Exception as exc:  # the stored summary is a fine answer too
                 log.debug("body of %s unavailable: %s", doc.file_path, exc)
         if not body:
-            return doc.compact
+            return doc.compact or l0_listing([doc])
         return compact_summary(doc.title, doc.summary, body, query)
 
+    def read_share(self, query: str) -> float:
+        return 1.0 if self.readability is None else float(self.readability(query))
+
     def route_weights(self, query: str, config: LookupConfig | None = None) -> dict[str, float]:
-        # An English-only dense model cannot read a Chinese query; it must not outvote BM25.
+        """The dense route votes only as far as its model can read the query."""
         c = config or self.config
-        dense = c.cjk_dense_weight if cjk_ratio(query) > 0.5 else c.dense_weight
-        return {DENSE_ROUTE: dense, BM25_ROUTE: c.bm25_weight}
+        return {
+            DENSE_ROUTE: round(c.dense_weight * self.read_share(query), 4),
+            BM25_ROUTE: c.bm25_weight,
+            L0_ROUTE: c.l0_weight,
+        }
 
     def lookup(
         self,
@@ -123,18 +139,22 @@ class _Run:
         self, svc: LookupService, query: str, mem: SessionMemory, cfg: LookupConfig
     ) -> None:
         self.svc, self.cfg, self.query, self.mem = svc, cfg, query, mem
+        self.catalog = svc.catalog
         self.served: dict[str, list[str]] = {}
         self.truncated = False
         self.timings: dict[str, float] = {}
         self.art: dict[str, Any] = {
             "query": query,
             "layer": None,
+            "judge": cfg.judge,
             "l0_count": 0,
             "l1_count": 0,
             "l0_titles": [],
             "l1_scores": [],
+            "documents": [],
             "l1_top_score": None,
             "l1_top_similarity": None,
+            "confidence": None,
             "dedup_reason": None,
             "l1_error": None,
             "timings_ms": self.timings,
@@ -148,11 +168,6 @@ class _Run:
         if doc.file_path not in bucket:
             bucket.append(doc.file_path)
 
-    def _cut(self, text: str, limit: int) -> str:
-        out, cut = truncate(text, limit)
-        self.truncated |= cut
-        return out
-
     def _finish(
         self,
         *,
@@ -164,8 +179,6 @@ class _Run:
         hint: str | None = None,
         dedup: str | None = None,
     ) -> LookupOutcome:
-        from retrieval.relevance import COMPLETENESS_HINTS
-
         hint = hint or COMPLETENESS_HINTS.get(level) or NONE_HINT
         domains = self.mem.domains()
         payload = {
@@ -188,13 +201,11 @@ class _Run:
         )
         return LookupOutcome(payload, self.art, self.mem, self.served)
 
-    def _dedup(self, candidates: list[DocInfo], level: RelevanceLevel) -> LookupOutcome:
-        top = candidates[0]
-        domain_left = self.svc.catalog.paths_in(top.category) - {
-            p for p in self.mem.retrieved.get(top.category, [])
-        }
-        titles = "、".join(f"《{d.title}》" for d in candidates[:3])
-        if not domain_left:
+    def _dedup(self, docs: list[DocInfo], level: RelevanceLevel) -> LookupOutcome:
+        top = docs[0]
+        left = self.catalog.paths_in(top.category) - set(self.mem.retrieved.get(top.category, []))
+        titles = "、".join(f"《{d.title}》" for d in docs[:3])
+        if not left:
             reason = DedupReason.DOMAIN
             msg = (
                 f"领域「{top.category}」的文档本会话已全部返回过（{titles}），请直接使用之前的结果。"
@@ -207,6 +218,14 @@ class _Run:
                 "若仍缺信息，请说明缺少的具体维度，而不是换关键词重复检索。"
             )
         return self._finish(found=True, level=level, message=msg, dedup=reason)
+
+    def _not_found(self) -> LookupOutcome:
+        note = f"（{self.art['l1_error']}）" if self.art["l1_error"] else ""
+        return self._finish(
+            found=False,
+            level=RelevanceLevel.NONE,
+            message=f"知识库中没有与该查询足够相关的文档{note}。",
+        )
 
     # --- the algorithm --------------------------------------------------------------------------
 
@@ -231,17 +250,22 @@ class _Run:
         self.mem.lookups += 1
 
         t = time.perf_counter()
-        l0 = self.svc.catalog.l0.search(self.query)
+        l0 = self.catalog.l0.search(self.query)
         self.timings["l0"] = round((time.perf_counter() - t) * 1000, 3)
-        l0_docs = [d for m in l0 if (d := self.svc.catalog.get(m.entry.doc_id))]
-        self.art.update(l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs])
-
-        if len(l0_docs) == 1:
+        found = [(m, d) for m in l0 if (d := self.catalog.get(m.entry.doc_id))]
+        l0_docs = [d for _, d in found]
+        # PRECISE needs exactly one document named by its match. A topic word many documents
+        # share (a generic keyword such as "Redis") is no evidence for one of them: BM25 weighs it.
+        named = [d for m, d in found if any(self.catalog.is_specific(t) for t in m.terms)]
+        self.art.update(
+            l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
+        )
+        if len(named) == 1:
             self.art["layer"] = "L0"
-            return self._precise(l0_docs[0])
-        hits = self._l1()
-        self.art["layer"] = "L0+L1" if l0_docs else "L1"
-        return self._ranked(l0_docs, hits)
+            return self._precise(named[0])
+        docs = self._l1([d.file_path for d in named])
+        self.art["layer"] = "L0+L1" if named else "L1"
+        return self._ranked(docs, named)
 
     def _precise(self, doc: DocInfo) -> LookupOutcome:
         level = RelevanceLevel.PRECISE
@@ -257,145 +281,132 @@ class _Run:
             message=f"关键词精确命中《{doc.title}》（L1 未执行）。",
         )
 
-    def _l1(self) -> list[FusedHit]:
+    def _l1(self, l0_paths: list[str]) -> list[DocHit]:
+        """Documents ranked by both routes and the L0 matches; L0 alone when L1 is down."""
         store = self.svc.store
-        if store is None:
-            self.art["l1_error"] = "L1 store is not configured"
-            return []
         weights = self.svc.route_weights(self.query, self.cfg)
         self.art["route_weights"] = weights
-        try:
-            t = time.perf_counter()
-            vector = store.embeddings.embed_query(self.query)
-            self.timings["embed"] = round((time.perf_counter() - t) * 1000, 2)
-            t = time.perf_counter()
-            result = store.search(
-                self.query,
-                vector,
-                candidates=self.cfg.candidates,
-                limit=self.cfg.top_k,
-                weights=weights,
-                rrf_k=self.cfg.rrf_k,
-            )
-            self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
-        except Exception as exc:  # L1 down must not take L0 with it
-            log.warning("L1 search failed, answering from L0 only: %s", exc)
-            self.art["l1_error"] = f"L1 unavailable: {type(exc).__name__}: {exc}"[:500]
-            return []
-        th = self.cfg.thresholds
-        scores = []
-        for h in result.hits:
-            d = h.scores.get("dense_distance")
-            sim = similarity(d, th.max_l2_distance) if d is not None else None
-            scores.append(
-                {
-                    "source": h.fields.get("file_path"),
-                    "breadcrumb": h.fields.get("breadcrumb"),
-                    "chunk_index": h.fields.get("chunk_index"),
-                    "rrf": round(h.rrf, 6),
-                    "dense_distance": None if d is None else round(d, 6),
-                    "dense_similarity": None if sim is None else round(sim, 6),
-                    "bm25_score": h.scores.get(BM25_ROUTE),
-                    "dense_rank": h.ranks.get(DENSE_ROUTE),
-                    "bm25_rank": h.ranks.get(BM25_ROUTE),
-                    "valid": sim is not None and sim >= th.reference,
-                }
-            )
-        self.art["l1_scores"] = scores
-        self.art["l1_count"] = sum(1 for s in scores if s["valid"])
-        distances = [s["dense_distance"] for s in scores if s["dense_distance"] is not None]
+        self.art["readability"] = round(self.svc.read_share(self.query), 4)
+        routes: dict[str, Any] = {}
+        if store is None:
+            self.art["l1_error"] = "L1 store is not configured"
+        else:
+            expanded = expand_identifiers(self.query)
+            # BM25 reads the content words only: question words and particles would otherwise
+            # give a small score to every runbook that happens to contain "怎么" or "how".
+            keywords = " ".join(query_terms(expanded)) or expanded
+            try:
+                t = time.perf_counter()
+                vector = store.embeddings.embed_query(expanded)
+                self.timings["embed"] = round((time.perf_counter() - t) * 1000, 2)
+                t = time.perf_counter()
+                result = store.search(
+                    keywords,
+                    vector,
+                    candidates=self.cfg.candidates,
+                    dense=weights[DENSE_ROUTE] > 0,
+                )
+                self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
+                routes = result.routes()
+            except Exception as exc:  # L1 down must not take L0 with it
+                log.warning("L1 search failed, answering from L0 only: %s", exc)
+                self.art["l1_error"] = f"L1 unavailable: {exc}"[:500]
+        docs = fuse_documents(routes, weights, self.cfg.rrf_k, {L0_ROUTE: l0_paths})
+        known = [d for d in docs if self.catalog.by_path(d.path) is not None]
+        distances = [d.best_distance for d in known if d.best_distance is not None]
         if distances:
             top = min(distances)
-            self.art["l1_top_score"] = top
-            self.art["l1_top_similarity"] = round(similarity(top, th.max_l2_distance), 6)
-        return [h for h, s in zip(result.hits, scores, strict=True) if s["valid"]]
-
-    def _ranked(self, l0_docs: list[DocInfo], hits: list[FusedHit]) -> LookupOutcome:
-        th = self.cfg.thresholds
-        top = self.art["l1_top_score"] if hits else None
-        judgement = judge(len(l0_docs), top, th)
-        level = judgement.level
-        catalog = self.svc.catalog
-        hit_docs = [(h, catalog.by_path(h.fields.get("file_path", ""))) for h in hits]
-        hit_docs = [(h, d) for h, d in hit_docs if d is not None]
-        if not judgement.found:
-            note = f"（{self.art['l1_error']}）" if self.art["l1_error"] else ""
-            return self._finish(
-                found=False,
-                level=level,
-                message=f"知识库中没有与该查询足够相关的文档{note}。",
+            self.art["l1_top_score"] = round(top, 6)
+            self.art["l1_top_similarity"] = round(
+                similarity(top, self.cfg.thresholds.max_l2_distance), 6
             )
-        new_hits = [(h, d) for h, d in hit_docs if not self.mem.is_doc_retrieved(d.file_path)]
-        new_l0 = [d for d in l0_docs if not self.mem.is_doc_retrieved(d.file_path)]
-        l1_note = (
-            f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
+        return known
+
+    def _ranked(self, docs: list[DocHit], l0_docs: list[DocInfo]) -> LookupOutcome:
+        t = time.perf_counter()
+        codes = code_tokens(self.query)
+        judged = judge_documents(
+            docs,
+            judge=self.cfg.judge,
+            calibration=self.cfg.calibration,
+            thresholds=self.cfg.thresholds,
+            read=self.svc.read_share(self.query),
+            terms=query_terms(self.query),
+            l0_paths=[d.file_path for d in l0_docs],
+            title_of=lambda path: self.catalog.by_path(path).title,  # type: ignore[union-attr]
+            name_of=lambda path: self.catalog.by_path(path).name_text,  # type: ignore[union-attr]
+            stats=self.catalog,
+            codes=codes,
+            code_only=bool(codes) and not query_terms(_without(self.query, codes)),
         )
+        self.timings["judge"] = round((time.perf_counter() - t) * 1000, 3)
+        new = [j for j in judged if not self.mem.is_doc_retrieved(j.doc.path)]
+        first = new[0] if new else None
+        shown = self._select(judged, new)
+        self.art["documents"] = [j.record(j in shown) for j in judged[:8]]
+        self.art["l1_scores"] = score_rows(judged[:8], shown, self.cfg.thresholds)
+        self.art["l1_count"] = len(shown)
+        self.art["confidence"] = first.confidence if first else None
+        if not judged or (first is None and not judged[0].found):
+            return self._not_found()
+        if first is None or not first.found:
+            if judged[0].found and self.mem.is_doc_retrieved(judged[0].doc.path):
+                infos = [self.catalog.by_path(j.doc.path) for j in judged if j.found]
+                return self._dedup([d for d in infos if d], judged[0].level)
+            return self._not_found()
+        return self._answer(shown)
 
-        if l0_docs and hit_docs:
-            # Several keyword matches: list them (metadata only) and let L1 supply the content.
-            if not new_hits:
-                return self._dedup([d for _, d in hit_docs] + l0_docs, level)
-            primary = {
-                "content": l0_listing(l0_docs),
-                "source": ", ".join(d.file_path for d in l0_docs),
-                "matchType": "L0_MULTI",
-            }
-            supplement = self._chunks(new_hits)
-            msg = f"关键词命中 {len(l0_docs)} 篇文档（仅列元数据），正文来自混合检索。"
-            return self._finish(
-                found=True, level=level, primary=primary, supplement=supplement, message=msg
-            )
+    def _select(self, judged: list[Judged], new: list[Judged]) -> list[Judged]:
+        """The primary (the best new document) and the next new documents as supplements."""
+        if not new or not new[0].found:
+            return []
+        if self.cfg.judge == "dense":
+            rest = [j for j in new[1:] if j.found]
+        else:
+            rest = [j for j in new[1:] if (j.confidence or 0.0) >= self.cfg.supplement_floor]
+        return [new[0], *rest[: self.cfg.top_k - 1]]
 
-        if l0_docs:
-            # Several keyword matches and no valid L1 hit: the best one's compact summary.
-            if not new_l0:
-                return self._dedup(l0_docs, level)
-            best, others = new_l0[0], [d for d in l0_docs if d is not new_l0[0]]
-            self._serve(best)
-            content = self.svc.summary_for(best, self.query)
-            primary = {"content": content, "source": best.file_path, "matchType": "L0_SUMMARY"}
-            supplement = (
-                [
-                    {
-                        "content": l0_listing(others),
-                        "source": ", ".join(d.file_path for d in others),
-                        "breadcrumb": "其他关键词命中（仅元数据）",
-                    }
-                ]
-                if others
-                else []
-            )
-            msg = f"关键词命中 {len(l0_docs)} 篇文档，返回最相关一篇的摘要。{l1_note}"
-            return self._finish(
-                found=True, level=level, primary=primary, supplement=supplement, message=msg.strip()
-            )
-
-        if not new_hits:
-            return self._dedup([d for _, d in hit_docs], level)
-        (h0, d0), rest = new_hits[0], new_hits[1:]
-        self._serve(d0)
-        primary = {
-            "content": self._cut(chunk_content(h0), self.cfg.max_chunk_chars),
-            "source": d0.file_path,
-            "matchType": "L1_HYBRID",
-        }
-        return self._finish(
-            found=True,
-            level=level,
-            primary=primary,
-            supplement=self._chunks(rest),
-            message=f"混合检索（dense + BM25）返回 {1 + min(len(rest), self.cfg.max_supplements)} 个片段。",
-        )
-
-    def _chunks(self, hits: list[tuple[FusedHit, DocInfo]]) -> list[dict[str, Any]]:
-        out = []
-        for h, d in hits[: self.cfg.max_supplements]:
-            self._serve(d)
-            out.append(
+    def _answer(self, shown: list[Judged]) -> LookupOutcome:
+        head, rest = shown[0], shown[1:]
+        primary_doc = self.catalog.by_path(head.doc.path)
+        assert primary_doc is not None  # _l1 keeps catalogued documents only
+        content, cut = doc_content(head.doc, self.cfg.primary_chars, chunks=3)
+        content = content or self.svc.summary_for(primary_doc, self.query)
+        self.truncated |= cut
+        self._serve(primary_doc)
+        primary = {"content": content, "source": primary_doc.file_path, "matchType": "L1_HYBRID"}
+        if self.art["l1_error"]:
+            primary["matchType"] = "L0_SUMMARY"
+        supplement = []
+        for j in rest:
+            doc = self.catalog.by_path(j.doc.path)
+            if doc is None:
+                continue
+            text, cut = doc_content(j.doc, self.cfg.supplement_chars, chunks=1)
+            self.truncated |= cut
+            self._serve(doc)
+            supplement.append(
                 {
-                    "content": self._cut(chunk_content(h), self.cfg.max_chunk_chars),
-                    "source": d.file_path,
-                    "breadcrumb": h.fields.get("breadcrumb", ""),
+                    "content": text
+                    or self.svc.summary_for(doc, self.query)[: self.cfg.supplement_chars],
+                    "source": doc.file_path,
+                    "breadcrumb": (
+                        j.doc.chunks[0].fields.get("breadcrumb") if j.doc.chunks else doc.title
+                    ),
                 }
             )
-        return out
+        note = f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
+        msg = f"混合检索（dense + BM25 + 关键词）返回 {1 + len(supplement)} 篇文档，主结果《{primary_doc.title}》。{note}"
+        return self._finish(
+            found=True,
+            level=head.level,
+            primary=primary,
+            supplement=supplement,
+            message=msg.strip(),
+        )
+
+
+def _without(text: str, parts: list[str]) -> str:
+    for part in parts:
+        text = text.replace(part, " ")
+    return text

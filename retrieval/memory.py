@@ -1,13 +1,12 @@
 """FS-3 action memory: per session, which documents of which domains were already returned. Pure.
 
 ``SessionMemory`` is one session's view — the graph keeps it in its checkpointed state
-(``retrieved``: domain → paths, ``lookup_count``). ``RetrievalMemory`` keeps many sessions for
-callers outside a graph (CLI, retrieval test, tests) and is safe under concurrent sessions.
+(``retrieved``: domain → paths, ``lookup_count``), so each run (and each worker resuming it) sees
+its own memory and no other session's.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -45,47 +44,3 @@ class SessionMemory:
 
     def domains(self) -> list[str]:
         return [d for d, paths in self.retrieved.items() if paths]
-
-
-class RetrievalMemory:
-    """Many sessions' memories behind one lock; sessions never see each other's entries."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sessions: dict[str, SessionMemory] = {}
-
-    def mark_retrieved(self, session_id: str, domain: str, path: str) -> None:
-        with self._lock:
-            self._sessions.setdefault(session_id, SessionMemory()).mark(domain, path)
-
-    def is_doc_retrieved(self, session_id: str, path: str) -> bool:
-        with self._lock:
-            mem = self._sessions.get(session_id)
-            return bool(mem and mem.is_doc_retrieved(path))
-
-    def is_domain_retrieved(self, session_id: str, domain: str) -> bool:
-        with self._lock:
-            mem = self._sessions.get(session_id)
-            return bool(mem and mem.is_domain_retrieved(domain))
-
-    def get_retrieved_domains(self, session_id: str) -> list[str]:
-        with self._lock:
-            mem = self._sessions.get(session_id)
-            return mem.domains() if mem else []
-
-    def view(self, session_id: str) -> SessionMemory:
-        """A copy of the session's memory to pass to a lookup."""
-        with self._lock:
-            mem = self._sessions.get(session_id) or SessionMemory()
-            return SessionMemory.of(mem.retrieved, mem.lookups)
-
-    def record(self, session_id: str, memory: SessionMemory) -> None:
-        """Store the memory a lookup returned (merged, never shrinking)."""
-        with self._lock:
-            cur = self._sessions.setdefault(session_id, SessionMemory())
-            cur.retrieved = merge_retrieved(cur.retrieved, memory.retrieved)
-            cur.lookups = max(cur.lookups, memory.lookups)
-
-    def clear_session(self, session_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(session_id, None)

@@ -1,14 +1,25 @@
-"""FS-1 / FS-2: turn a dense L2 distance into a similarity and a relevance level. Pure.
+"""Relevance levels, the dense similarity and the two judges' shared rules. Pure.
 
-Milvus reports the *squared* L2 distance for metric ``L2`` (proved against the real backend in
-``tests/test_milvus_l2.py``). For unit vectors ``d = |a-b|^2 = 2 - 2cos``, so with ``max_l2 = 2``
-the FS-1 similarity ``1 - d/2`` is exactly the cosine similarity, clamped at 0.
+FS-1 (see ``docs/spec.md``): Milvus reports the *squared* L2 distance for metric ``L2`` (proved
+against the real backend in ``tests/test_milvus_l2.py``). For unit vectors ``d = |a-b|^2 = 2 - 2cos``,
+so with ``max_l2 = 2`` the similarity ``1 - d/2`` is exactly the cosine similarity, clamped at 0.
+It is always computed, recorded and shown.
+
+FS-2: a score ≥ 0.75 is HIGHLY_RELEVANT, ≥ 0.5 REFERENCE, below that nothing is found. Which score
+depends on the judge (``retrieval.relevance.judge``):
+
+* ``calibrated`` (default) — the confidence ``calibration.py`` computes from all the evidence;
+* ``dense`` — the dense similarity alone (:func:`judge`). Right for a multilingual model that reads
+  every query; misleading for the packaged English-only model on Chinese or identifier queries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
+
+Judge = Literal["calibrated", "dense"]
 
 
 class RelevanceLevel(StrEnum):
@@ -47,6 +58,17 @@ def similarity(distance: float, max_l2: float = 2.0) -> float:
     return 1.0 - d / max_l2
 
 
+def level_for(score: float | None, t: Thresholds = Thresholds()) -> RelevanceLevel:
+    """FS-2 applied to a score in [0, 1] (a similarity or a confidence)."""
+    if score is None:
+        return RelevanceLevel.NONE
+    if score >= t.highly_relevant:
+        return RelevanceLevel.HIGHLY_RELEVANT
+    if score >= t.reference:
+        return RelevanceLevel.REFERENCE
+    return RelevanceLevel.NONE
+
+
 @dataclass(frozen=True)
 class Judgement:
     level: RelevanceLevel
@@ -59,25 +81,16 @@ class Judgement:
 
 
 def judge(l0_count: int, top_distance: float | None, t: Thresholds = Thresholds()) -> Judgement:
-    """FS-2: exactly one L0 match is PRECISE; otherwise the best dense similarity decides.
+    """The ``dense`` judge: exactly one L0 match is PRECISE; otherwise the best dense similarity.
 
-    ``top_distance`` is the dense route's best distance (``None`` when L1 found nothing or was
-    skipped). With several L0 matches but no valid L1 hit the lookup is still found (the L0 matches
-    are the answer) and judged REFERENCE.
+    ``top_distance`` is the best dense distance among the results (``None`` when L1 found nothing
+    or was skipped). With several L0 matches but no valid L1 hit the lookup is still found (the L0
+    matches are the answer) and judged REFERENCE.
     """
-    if l0_count == 1:
-        sim = similarity(top_distance, t.max_l2_distance) if top_distance is not None else None
-        return Judgement(RelevanceLevel.PRECISE, True, sim)
     sim = similarity(top_distance, t.max_l2_distance) if top_distance is not None else None
-    if sim is not None and sim >= t.highly_relevant:
-        return Judgement(RelevanceLevel.HIGHLY_RELEVANT, True, sim)
-    if sim is not None and sim >= t.reference:
-        return Judgement(RelevanceLevel.REFERENCE, True, sim)
-    if l0_count > 1:
-        return Judgement(RelevanceLevel.REFERENCE, True, sim)
-    return Judgement(RelevanceLevel.NONE, False, sim)
-
-
-def is_valid_hit(distance: float, t: Thresholds = Thresholds()) -> bool:
-    """An L1 hit below the reference threshold is not a valid result and is not shown."""
-    return similarity(distance, t.max_l2_distance) >= t.reference
+    if l0_count == 1:
+        return Judgement(RelevanceLevel.PRECISE, True, sim)
+    level = level_for(sim, t)
+    if level is RelevanceLevel.NONE and l0_count > 1:
+        level = RelevanceLevel.REFERENCE
+    return Judgement(level, level is not RelevanceLevel.NONE, sim)

@@ -1,34 +1,11 @@
 """L1 chunk store: one Milvus collection with a dense field (L2 on unit vectors) and a BM25 sparse
 field (jieba analyzer), written through langchain-milvus and searched route by route.
 
-The two routes are searched separately (not with Milvus' own hybrid search) because the RRF score
-alone would hide each route's score, and relevance is judged on the dense similarity. A hit found
-only by BM25 still gets its exact dense distance: the BM25 route returns the stored vector and the
-distance to the query vector is computed here.
-
-Performance notes (numbers: ``bench/bench_l1.py``; Milvus Lite 3.2 is pure Python, in process):
-
-* **Flush after writes.** Rows that are still in Milvus Lite's MemTable are searched by rebuilding a
-  BM25 inverted index and a dense matrix from every row *on each query* (≈1 s per BM25 query at
-  10,000 chunks). Flushed rows live in immutable segments whose indexes are built once and cached
-  (≈20–30 ms). So every write ends with a flush: immediately for a single write, once at the end
-  (or every ``flush_rows`` rows) inside :meth:`bulk`. The flush then searches both routes once so
-  the new segment's indexes are built by the writer, not by the next user query.
-* **One segment.** Milvus Lite scores BM25 per segment with that segment's own statistics, so at
-  the end of each write batch the segments are merged back into one (see :meth:`flush`); BM25
-  scores then equal the seed's (all rows in one MemTable) — checked by the benchmark's top-20
-  agreement with the seed.
-* **Batch embedding across files.** :meth:`prepare` lets the importer embed several files'
-  chunks in one call; ``add_chunks`` picks the vectors up.
-* **Routes run one after the other** against Milvus Lite: both are pure-Python work in this
-  process, so threads only add GIL hand-offs. Against a Milvus server (``http://…``) they run
-  concurrently. ``parallel_routes`` overrides either choice.
-* **No 0.5 s sleeps at collection creation.** pymilvus polls index state after ``create_index``
-  with a fixed 0.5 s sleep per index; Milvus Lite builds indexes synchronously, so the store asks
-  for ``sync=False`` there (1 s saved on the first import).
-* The dense index stays **FLAT** (exact, what the relevance thresholds were calibrated on).
-  ``dense_index="HNSW"`` halves the dense route at 10,000 chunks but is approximate (recall@20
-  0.55 on random vectors with ef=64), and BM25, not the dense route, dominates the fused time.
+The routes are searched separately (not with Milvus' own hybrid search) so each keeps its own score;
+a hit found only by BM25 still gets its exact dense distance, computed here from the stored vector.
+The collection records which embedding model made its vectors; opening it with another model stops
+with :class:`EmbeddingMismatch` (``collection_model.py``) rather than mixing two models' vectors. Why the writes flush and
+merge segments the way they do is measured in ``docs/retrieval.md`` ("Milvus Lite performance").
 """
 
 from __future__ import annotations
@@ -46,19 +23,20 @@ from typing import Any
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_milvus import BM25BuiltInFunction, Milvus
-from pymilvus import DataType, MilvusClient
 
+from retrieval import collection_model
 from retrieval.chunking import Chunk
-from retrieval.fusion import FusedHit, RouteHit, rrf
+from retrieval.collection_model import EmbeddingMismatch
+from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
+from retrieval.milvus_api import milvus
 from retrieval.milvus_lite import merge_segments, warm_jieba
+from retrieval.prepared import PreparedEmbeddings
 
 log = logging.getLogger(__name__)
 
 DENSE, SPARSE, TEXT, PK = "dense", "sparse", "text", "pk"
 META_FIELDS = ("doc_id", "file_path", "category", "chunk_index", "breadcrumb")
 JIEBA = {"tokenizer": "jieba"}
-DENSE_ROUTE, BM25_ROUTE = "dense", "bm25"
 DENSE_INDEXES = {
     "FLAT": ({"index_type": "FLAT", "metric_type": "L2", "params": {}}, {}),
     "HNSW": (
@@ -66,30 +44,29 @@ DENSE_INDEXES = {
         {"ef": 64},
     ),
 }
+RETRY_S = 5.0
+CONNECT_TIMEOUT_S = 5.0
 
 
-def _varchar(n: int) -> dict[str, Any]:
-    return {"dtype": DataType.VARCHAR, "kwargs": {"max_length": n}}
-
-
-METADATA_SCHEMA = {
-    "doc_id": _varchar(64),
-    "file_path": _varchar(512),
-    "category": _varchar(64),
-    "chunk_index": {"dtype": DataType.INT64},
-    "breadcrumb": _varchar(1024),
-}
+def metadata_schema() -> dict[str, Any]:
+    data_type = milvus().DataType
+    varchar = lambda n: {"dtype": data_type.VARCHAR, "kwargs": {"max_length": n}}  # noqa: E731
+    return {
+        "doc_id": varchar(64),
+        "file_path": varchar(512),
+        "category": varchar(64),
+        "chunk_index": {"dtype": data_type.INT64},
+        "breadcrumb": varchar(1024),
+    }
 
 
 @dataclass
 class SearchResult:
-    hits: list[FusedHit]
     dense: list[RouteHit]
     bm25: list[RouteHit]
 
-
-RETRY_S = 5.0
-CONNECT_TIMEOUT_S = 5.0
+    def routes(self) -> dict[str, list[RouteHit]]:
+        return {DENSE_ROUTE: self.dense, BM25_ROUTE: self.bm25}
 
 
 class StoreUnavailable(ConnectionError):
@@ -105,26 +82,6 @@ def is_milvus_lite(uri: str) -> bool:
     return uri.endswith(".db") and "://" not in uri
 
 
-class _PreparedEmbeddings(Embeddings):
-    """What langchain embeds with: vectors computed ahead by :meth:`ChunkStore.prepare` are handed
-    out (once each); any other text goes to the real model."""
-
-    def __init__(self, inner: Embeddings) -> None:
-        self.inner = inner
-        self.ready: dict[str, list[float]] = {}
-        self.lock = threading.Lock()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self.lock:
-            found = [self.ready.pop(t, None) for t in texts]
-        missing = [t for t, v in zip(texts, found, strict=True) if v is None]
-        computed = iter(self.inner.embed_documents(missing) if missing else [])
-        return [v if v is not None else next(computed) for v in found]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.inner.embed_query(text)
-
-
 class ChunkStore:
     def __init__(
         self,
@@ -138,10 +95,12 @@ class ChunkStore:
         flush_rows: int = 2000,
         parallel_routes: bool | None = None,
         merge_segments: bool = True,
+        model_id: str = "",
     ) -> None:
         self.uri = uri
         self.collection = collection
         self.embeddings = embeddings
+        self.model_id = model_id or getattr(embeddings, "model_id", type(embeddings).__name__)
         self.local = is_milvus_lite(uri)
         self.flush_rows = flush_rows
         self.merge_segments = merge_segments
@@ -158,9 +117,9 @@ class ChunkStore:
             connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
-        self._prepared = _PreparedEmbeddings(embeddings)
+        self._prepared = PreparedEmbeddings(embeddings)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
-        self._vectorstore: Milvus | None = None
+        self._vectorstore: Any = None  # langchain_milvus.Milvus, connected on first use
         self._known_to_exist = False
         self._connect_lock = threading.Lock()
         self._last_failure = 0.0
@@ -170,9 +129,10 @@ class ChunkStore:
         self._unflushed = 0  # rows inserted or deleted since the last flush
         self._unmerged = False  # flushed inside a bulk write, segments not merged yet
         self._dim: int | None = None
+        self._recorded = False  # the collection carries this model's identity
 
     @property
-    def vectorstore(self) -> Milvus:
+    def vectorstore(self) -> Any:  # langchain_milvus.Milvus
         """Connect on first use, not at start-up: a Milvus that is down must not stop the server.
 
         While it stays unreachable, each use raises :class:`StoreUnavailable` (re-trying at most
@@ -188,20 +148,22 @@ class ChunkStore:
                         f"Milvus at {self.uri} is unreachable (next retry in {wait:.0f}s)"
                     )
                 try:
-                    self._vectorstore = self._connect()
+                    vectorstore = self._connect()
+                except EmbeddingMismatch:
+                    raise
                 except Exception as exc:
                     self._last_failure = time.monotonic()
-                    raise StoreUnavailable(
-                        f"Milvus at {self.uri} is unreachable: {type(exc).__name__}: {exc}"
-                    ) from exc
+                    raise StoreUnavailable(f"Milvus at {self.uri} is unreachable: {exc}") from exc
+                self._vectorstore = vectorstore
         return self._vectorstore
 
-    def _connect(self) -> Milvus:
-        vectorstore = Milvus(
+    def _connect(self) -> Any:
+        m = milvus()
+        vectorstore = m.Milvus(
             embedding_function=self._prepared,
             collection_name=self.collection,
             connection_args=self._connection,
-            builtin_function=BM25BuiltInFunction(
+            builtin_function=m.BM25BuiltInFunction(
                 input_field_names=TEXT,
                 output_field_names=SPARSE,
                 analyzer_params=JIEBA,
@@ -220,7 +182,7 @@ class ChunkStore:
             primary_field=PK,
             text_field=TEXT,
             auto_id=False,
-            metadata_schema=METADATA_SCHEMA,
+            metadata_schema=metadata_schema(),
             consistency_level="Strong",
             timeout=self._timeout,
         )
@@ -229,10 +191,21 @@ class ChunkStore:
             # by the time create_index returns, so the poll (and the sleep) is skipped.
             client = vectorstore.client
             client.create_index = functools.partial(client.create_index, sync=False)
+        self._check_model(vectorstore.client)
         return vectorstore
 
+    def _check_model(self, client: Any) -> None:
+        dim = getattr(self.embeddings, "dimension", None)
+        self._recorded = collection_model.check(
+            client, self.collection, self.uri, self.model_id, int(dim) if dim else None, DENSE
+        )
+
+    def check_model(self) -> None:
+        """Connect now and raise :class:`EmbeddingMismatch` if the collection is another model's."""
+        _ = self.vectorstore
+
     @property
-    def client(self) -> MilvusClient:
+    def client(self) -> Any:  # pymilvus.MilvusClient
         return self.vectorstore.client
 
     def exists(self) -> bool:
@@ -242,9 +215,22 @@ class ChunkStore:
         return found
 
     def _ready(self) -> bool:
-        # The collection is created once and never dropped here, so a lookup need not ask Milvus
-        # again on every search once it has been seen.
+        # The collection is created once and only dropped by drop(), so a lookup need not ask
+        # Milvus again on every search once it has been seen.
         return self._known_to_exist or self.exists()
+
+    def drop(self) -> None:
+        """Remove the collection (re-indexing with another model starts from nothing)."""
+        with self._write_lock:
+            client = self._vectorstore.client if self._vectorstore else self._raw_client()
+            if client.has_collection(self.collection):
+                client.drop_collection(self.collection)
+            self._vectorstore, self._known_to_exist, self._dim = None, False, None
+            self._recorded = False
+            self._unflushed, self._unmerged = 0, False
+
+    def _raw_client(self) -> Any:
+        return milvus().MilvusClient(**self._connection)
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -269,26 +255,21 @@ class ChunkStore:
         ids = [f"{doc_id}:{c.index}" for c in chunks]
         with self._write_lock:
             self.vectorstore.add_documents(docs, ids=ids)
+            self._known_to_exist = True
+            if not self._recorded:
+                collection_model.record(
+                    self.client, self.collection, self.model_id, self._dimension()
+                )
+                self._recorded = True
             self._wrote(len(ids))
         return len(ids)
 
     def prepare(self, texts: Sequence[str]) -> None:
-        """Embed texts that ``add_chunks`` will insert soon, in one batch.
-
-        The importer embeds several small documents' chunks together (larger, length-sorted batches
-        run ~1.25× faster on CPU than one call per document); ``add_chunks`` then picks the vectors
-        up by text. Vectors never picked up are dropped by :meth:`discard_prepared`.
-        """
-        texts = list(dict.fromkeys(texts))
-        if not texts:
-            return
-        vectors = self.embeddings.embed_documents(texts)
-        with self._prepared.lock:
-            self._prepared.ready.update(zip(texts, vectors, strict=True))
+        """Embed texts that ``add_chunks`` will insert soon, in one batch (see ``prepared.py``)."""
+        self._prepared.prepare(texts)
 
     def discard_prepared(self) -> None:
-        with self._prepared.lock:
-            self._prepared.ready.clear()
+        self._prepared.discard()
 
     def delete_doc(self, doc_id: str) -> None:
         with self._write_lock:
@@ -329,16 +310,9 @@ class ChunkStore:
                 self.flush()
 
     def flush(self, *, warm: bool = True, merge: bool | None = None) -> None:
-        """Seal the written rows into a segment and build its search indexes now.
-
-        Without this, Milvus Lite keeps rows in its MemTable and rebuilds the BM25 index over all of
-        them on every query. ``merge`` (default: at the end of a write batch) then folds all
-        segments into one, because Milvus Lite scores BM25 with each segment's own statistics
-        (N, df, avgdl): a freshly imported document alone in a small segment would get IDFs from
-        its own chunks only. One segment keeps the scores the seed got from one MemTable. ``warm``
-        runs one search per route so the (lazily built) indexes are ready before the next user
-        query.
-        """
+        """Seal the written rows into a segment, merge segments at the end of a write batch (BM25
+        statistics are per segment), and with ``warm`` build the new indexes now rather than in
+        the next user query."""
         with self._write_lock:
             if not self.exists():
                 self._unflushed, self._unmerged = 0, False
@@ -349,7 +323,8 @@ class ChunkStore:
                 self.client.flush(self.collection)
                 self._unflushed, self._unmerged = 0, True
             if self._unmerged and (merge if merge is not None else self._bulk_depth == 0):
-                self._merge_segments()
+                if self.local and self.merge_segments:
+                    merge_segments(self.uri, self.collection)
                 self._unmerged = False
         if warm:
             try:
@@ -357,11 +332,6 @@ class ChunkStore:
                 self.search_dense([0.0] * self._dimension(), 1)
             except Exception:  # warming is an optimisation; the next search builds what is missing
                 log.debug("index warm-up after flush failed", exc_info=True)
-
-    def _merge_segments(self) -> bool:
-        if not self.local or not self.merge_segments:
-            return False
-        return merge_segments(self.uri, self.collection)
 
     def _dimension(self) -> int:
         if self._dim is None:
@@ -417,35 +387,27 @@ class ChunkStore:
         query: str,
         vector: Sequence[float],
         *,
-        candidates: int = 20,
-        limit: int = 5,
-        weights: dict[str, float] | None = None,
-        rrf_k: int = 60,
+        candidates: int = 40,
+        dense: bool = True,
     ) -> SearchResult:
-        """Both routes (concurrently against a server), fused by weighted RRF; every hit carries
-        its dense distance."""
+        """Both routes (concurrently against a server; ``dense=False`` skips the dense route when
+        it has no vote). Every BM25 hit carries its exact ``dense_distance`` in its fields."""
         if not self._ready():
-            return SearchResult([], [], [])
-        active = {r for r, w in (weights or {DENSE_ROUTE: 1, BM25_ROUTE: 1}).items() if w > 0}
-        if self.parallel_routes and len(active) == 2:
+            return SearchResult([], [])
+        if dense and self.parallel_routes:
             bm25_f = self._pool.submit(self.search_bm25, query, candidates)
-            dense = self.search_dense(vector, candidates)
+            dense_hits = self.search_dense(vector, candidates)
             bm25 = bm25_f.result()
         else:
-            dense = self.search_dense(vector, candidates) if DENSE_ROUTE in active else []
-            bm25 = self.search_bm25(query, candidates) if BM25_ROUTE in active else []
-        fused = rrf({DENSE_ROUTE: dense, BM25_ROUTE: bm25}, weights, k=rrf_k, limit=limit)
+            dense_hits = self.search_dense(vector, candidates) if dense else []
+            bm25 = self.search_bm25(query, candidates)
         q = np.asarray(vector, dtype=np.float32)
-        for hit in fused:
-            if DENSE_ROUTE not in hit.scores:
-                stored = hit.fields.get(DENSE)
-                if stored is not None:
-                    diff = q - np.asarray(stored, dtype=np.float32)
-                    hit.scores["dense_distance"] = float(diff @ diff)
-            else:
-                hit.scores["dense_distance"] = hit.scores[DENSE_ROUTE]
-            hit.fields.pop(DENSE, None)
-        return SearchResult(fused, dense, bm25)
+        for hit in bm25:
+            stored = hit.fields.pop(DENSE, None)
+            if stored is not None:
+                diff = q - np.asarray(stored, dtype=np.float32)
+                hit.fields["dense_distance"] = float(diff @ diff)
+        return SearchResult(dense_hits, bm25)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

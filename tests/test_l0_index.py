@@ -77,3 +77,42 @@ def test_same_answers_as_the_naive_scan() -> None:
 def test_empty_index_and_query() -> None:
     assert L0Index().search("anything") == []
     assert index().search("   ") == []
+
+
+def test_identifiers_match_in_any_spelling() -> None:
+    alert = L0Entry("c", "ocp/ClusterOperatorDown.md", "Cluster Operator Down", "ocp")
+    idx = L0Index([alert, PAY, POOL, REDIS])
+    for q in (
+        "ClusterOperatorDown",
+        "cluster operator down",
+        "cluster-operator-down",
+        "CLUSTER_OPERATOR_DOWN firing since 10:02",
+        "告警 ClusterOperatorDown 怎么处理",
+    ):
+        assert ids(idx.search(q)) == ["c"], q
+    # ...but never inside a longer identifier
+    assert idx.search("ClusterOperatorDownscaled") == []
+    assert idx.search("MyClusterOperatorDown") == []
+
+
+def test_file_stem_is_a_term_but_generic_stems_are_not() -> None:
+    idx = L0Index(
+        [
+            L0Entry("k", "k8s/KubePodCrashLooping.md", "Pod 反复重启", "k8s"),
+            L0Entry("x", "k8s/README.md", "说明", "k8s"),
+        ]
+    )
+    assert ids(idx.search("KubePodCrashLooping")) == ["k"]
+    assert idx.search("see the readme") == []
+
+
+def test_spaces_between_chinese_words_do_not_break_a_keyword() -> None:
+    assert ids(index().search("数据库 连接池 超时 怎么排查")) == ["m"]
+    assert ids(index().search("连接池　超时")) == ["m"]  # full-width space
+
+
+def test_several_matches_are_ranked_and_one_means_one() -> None:
+    idx = index()
+    assert len(idx.search("HikariCP")) == 1
+    ranked = idx.search("ERR_TIMEOUT 之后 Redis 和 HikariCP 连接池超时")
+    assert ids(ranked)[0] == "m" and set(ids(ranked)) == {"m", "p", "r"}

@@ -3,39 +3,37 @@
 import threading
 
 from retrieval.fusion import RouteHit, rrf
-from retrieval.memory import RetrievalMemory, SessionMemory, merge_retrieved
+from retrieval.memory import SessionMemory, merge_retrieved
 
 
 def test_fs3_acceptance() -> None:
-    m = RetrievalMemory()
-    m.mark_retrieved("s1", "infrastructure", "a.md")
-    assert m.is_doc_retrieved("s1", "a.md")
-    assert m.is_domain_retrieved("s1", "infrastructure")
-    assert m.get_retrieved_domains("s1") == ["infrastructure"]
-    m.mark_retrieved("s1", "api", "b.md")
-    assert m.get_retrieved_domains("s1") == ["infrastructure", "api"]
-    m.clear_session("s1")
-    assert m.get_retrieved_domains("s1") == []
-    assert not m.is_doc_retrieved("s1", "a.md")
+    m = SessionMemory()
+    m.mark("infrastructure", "a.md")
+    assert m.is_doc_retrieved("a.md")
+    assert m.is_domain_retrieved("infrastructure")
+    assert m.domains() == ["infrastructure"]
+    m.mark("api", "b.md")
+    assert m.domains() == ["infrastructure", "api"]
+    fresh = SessionMemory()  # each run starts with an empty memory
+    assert fresh.domains() == [] and not fresh.is_doc_retrieved("a.md")
 
 
 def test_sessions_are_isolated_under_concurrency() -> None:
-    m = RetrievalMemory()
+    memories = {f"s{n}": SessionMemory() for n in range(8)}
 
     def worker(session: str) -> None:
         for i in range(300):
-            m.mark_retrieved(session, f"d{i % 7}", f"{session}-{i}.md")
+            memories[session].mark(f"d{i % 7}", f"{session}-{i}.md")
 
-    threads = [threading.Thread(target=worker, args=(f"s{n}",)) for n in range(8)]
+    threads = [threading.Thread(target=worker, args=(s,)) for s in memories]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for n in range(8):
-        view = m.view(f"s{n}")
-        paths = [p for ps in view.retrieved.values() for p in ps]
-        assert len(paths) == 300 and all(p.startswith(f"s{n}-") for p in paths)
-        assert view.domains() == [f"d{i}" for i in range(7)]
+    for name, mem in memories.items():
+        paths = [p for ps in mem.retrieved.values() for p in ps]
+        assert len(paths) == 300 and all(p.startswith(f"{name}-") for p in paths)
+        assert mem.domains() == [f"d{i}" for i in range(7)]
 
 
 def test_merge_is_a_union_that_keeps_first_order() -> None:
@@ -62,7 +60,8 @@ def test_rrf_keeps_route_scores_and_weights() -> None:
     fused = rrf({"dense": dense, "bm25": bm25}, k=60)
     assert [h.pk for h in fused] == ["b", "a", "c"]
     b = fused[0]
-    assert b.scores == {"dense": 0.4, "bm25": 9.0} and b.ranks == {"dense": 2, "bm25": 1}
+    assert b.scores == {"dense": 0.4, "bm25": 9.0, "dense_distance": 0.4}
+    assert b.ranks == {"dense": 2, "bm25": 1}
     assert b.rrf == 1 / 62 + 1 / 61
     heavy_bm25 = rrf({"dense": dense, "bm25": bm25}, {"dense": 0.1, "bm25": 1.0}, k=60)
     assert [h.pk for h in heavy_bm25] == ["b", "c", "a"]

@@ -38,6 +38,7 @@ class LookupKnobs(Protocol):
     highly_relevant_threshold: float | None
     reference_threshold: float | None
     max_l2_distance: float | None
+    relevance_judge: str | None
 
 
 class LookupMemoryState(TypedDict, total=False):
@@ -48,7 +49,7 @@ class LookupMemoryState(TypedDict, total=False):
 
 
 def run_config(base: LookupConfig, knobs: LookupKnobs | None) -> LookupConfig:
-    """Apply a run's overrides (budget, thresholds) to the service's configuration."""
+    """Apply a run's overrides (budget, thresholds, judge) to the service's configuration."""
     if knobs is None:
         return base
     t = base.thresholds
@@ -58,7 +59,12 @@ def run_config(base: LookupConfig, knobs: LookupKnobs | None) -> LookupConfig:
         highly_relevant=_given(knobs.highly_relevant_threshold, t.highly_relevant),
         reference=_given(knobs.reference_threshold, t.reference),
     )
-    return replace(base, thresholds=thresholds, budget=_given(knobs.lookup_budget, base.budget))
+    return replace(
+        base,
+        thresholds=thresholds,
+        budget=_given(knobs.lookup_budget, base.budget),
+        judge=_given(getattr(knobs, "relevance_judge", None), base.judge),
+    )
 
 
 def _given(value: Any, default: Any) -> Any:

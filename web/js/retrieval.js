@@ -1,5 +1,6 @@
 // Retrieval hit testing: run one knowledge lookup and show what the model sees next to the raw
-// per-route scores (L0 titles, dense similarity, BM25, RRF, ranks, validity).
+// per-route scores (L0 titles; per document: level, confidence, dense similarity, BM25, ranks; per
+// chunk: dense similarity, BM25, RRF, ranks).
 
 import { api, describeError } from "./api.js";
 import {
@@ -40,7 +41,7 @@ function fmtTimings(t) {
 }
 
 function l1Table(rows) {
-  const head = ["#", "Source", "Breadcrumb", "Dense similarity", "BM25 score", "RRF score", "Dense rank", "BM25 rank", "Valid"];
+  const head = ["#", "Source", "Breadcrumb", "Dense similarity", "BM25 score", "RRF score", "Dense rank", "BM25 rank", "Shown"];
   return h("div", { class: "table-wrap" },
     h("table", { class: "data stack", "data-testid": "l1-table" },
       h("thead", {}, h("tr", {}, head.map((t, i) => h("th", { scope: "col", class: i >= 3 && i <= 7 ? "num" : null }, t)))),
@@ -57,7 +58,27 @@ function l1Table(rows) {
           h("td", { "data-label": head[5], class: "num" }, fmtNum(r.rrf ?? pick(r, "rrfScore"), 5)),
           h("td", { "data-label": head[6], class: "num" }, String(pick(r, "denseRank") ?? "—")),
           h("td", { "data-label": head[7], class: "num" }, String(pick(r, "bm25Rank") ?? "—")),
-          h("td", { "data-label": head[8] }, h("span", { class: `badge ${valid ? "status-SUCCESS" : "status-PENDING"}` }, valid ? "valid" : "below threshold")));
+          h("td", { "data-label": head[8] }, h("span", { class: `badge ${valid ? "status-SUCCESS" : "status-PENDING"}` }, valid ? "shown" : "not shown")));
+      }))));
+}
+
+function docTable(docs) {
+  const head = ["#", "Source", "Level", "Confidence", "Dense similarity", "BM25 score", "Ranks (dense · BM25 · L0)", "Shown"];
+  return h("div", { class: "table-wrap" },
+    h("table", { class: "data stack", "data-testid": "doc-table" },
+      h("thead", {}, h("tr", {}, head.map((t, i) => h("th", { scope: "col", class: i >= 3 && i <= 5 ? "num" : null }, t)))),
+      h("tbody", {}, docs.map((d, i) => {
+        const ranks = d.ranks || {};
+        const shown = Boolean(d.shown);
+        return h("tr", { "data-testid": "doc-row", class: shown ? null : "invalid", "data-shown": String(shown) },
+          h("td", { "data-label": head[0] }, String(i + 1)),
+          h("td", { "data-label": head[1], class: "mono", "data-testid": "doc-source" }, d.source ?? "—"),
+          h("td", { "data-label": head[2] }, levelBadge(d.level || "NONE")),
+          h("td", { "data-label": head[3], class: "num", "data-testid": "doc-confidence", title: "calibrated confidence (FS-2 thresholds apply to it)" }, fmtNum(d.confidence)),
+          h("td", { "data-label": head[4], class: "num", title: "FS-1: 1 − min(d, max_l2) / max_l2" }, fmtNum(pick(d, "denseSimilarity"))),
+          h("td", { "data-label": head[5], class: "num" }, fmtNum(pick(d, "bm25Score"))),
+          h("td", { "data-label": head[6] }, ["dense", "bm25", "l0"].map((r) => ranks[r] ?? "—").join(" · ")),
+          h("td", { "data-label": head[7] }, h("span", { class: `badge ${shown ? "status-SUCCESS" : "status-PENDING"}` }, shown ? "shown" : "not shown")));
       }))));
 }
 
@@ -76,6 +97,7 @@ function render(query, res) {
   const hint = pick(result, "completenessHint") || pick(scores, "completenessHint");
   const l0 = pick(scores, "l0Titles") || [];
   const l1 = pick(scores, "l1Scores") || [];
+  const docs = scores.documents || [];
   const layer = scores.layer;
   const primary = result.primary;
   const supplement = result.supplement || [];
@@ -87,8 +109,10 @@ function render(query, res) {
         cell("relevanceLevel", levelBadge(level, { long: true }), "result-level"),
         cell("found", result.found ? "✓ true" : "✗ false", "result-found"),
         cell("layer", layer ?? "—", "result-layer"),
+        cell("judge", scores.judge ?? "—", "result-judge"),
+        cell("confidence", fmtNum(scores.confidence), "result-confidence"),
+        cell("readability", fmtNum(scores.readability), "result-readability"),
         cell("L1 top similarity", fmtNum(pick(scores, "l1TopSimilarity"))),
-        cell("L1 top RRF", fmtNum(pick(scores, "l1TopScore"), 5)),
         cell("route weights", pick(scores, "routeWeights") ? Object.entries(pick(scores, "routeWeights")).map(([k, v]) => `${k} ${v}`).join(" · ") : "—"),
         cell("timings", fmtTimings(pick(scores, "timingsMs")))),
       hint ? h("p", { "data-testid": "result-hint" }, h("strong", {}, "completenessHint："), hint) : null,
@@ -100,11 +124,14 @@ function render(query, res) {
         : h("p", { class: "muted", "data-testid": "l0-empty" }, "L0 没有匹配：没有文档的 frontmatter keywords 或标题出现在查询里。"),
       l0.length === 1 && layer === "L0" ? h("p", { class: "muted small-text" }, "L0 唯一命中 → PRECISE，L1 检索已跳过。") : null),
     h("section", { class: "panel", "aria-labelledby": "l1-title" },
-      h("h2", { id: "l1-title" }, `L1 混合检索 (${l1.length})`),
+      h("h2", { id: "l1-title" }, `L1 混合检索：文档 ${docs.length} · 片段 ${l1.length}`),
+      docs.length ? docTable(docs) : null,
       l1.length ? l1Table(l1)
         : h("p", { class: "muted", "data-testid": "l1-empty" }, layer === "L0" ? "L1 未执行（L0 已精确命中）。" : "L1 没有返回结果。"),
       pick(scores, "l1Error") ? errorBox(`L1 error: ${pick(scores, "l1Error")}`, "l1-error") : null,
-      h("p", { class: "muted small-text" }, "相关度只按 dense similarity 判定（similarity = 1 − min(d, max_l2) / max_l2），RRF 只用于排序。")),
+      h("p", { class: "muted small-text" }, scores.judge === "dense"
+        ? "judge = dense：相关度只按 dense similarity 判定（similarity = 1 − min(d, max_l2) / max_l2），RRF 只用于排序。"
+        : "judge = calibrated：每篇文档的全部证据（模型能读懂时的 dense 相似度、BM25 强度、两路排名是否一致、与下一篇的差距、L0 命中）合成一个经开发评测集校准的置信度，0.75 / 0.5 阈值作用于它；dense similarity 仍照常计算并显示。readability = 嵌入模型能读懂的查询比例，dense 路的投票权重随之缩放。")),
     h("section", { class: "panel", "aria-labelledby": "model-title" },
       h("h2", { id: "model-title" }, "模型看到的内容 Model-facing payload"),
       primary

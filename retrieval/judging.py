@@ -1,0 +1,123 @@
+"""Applies the configured judge to the fused documents: a level (and a confidence) for each. Pure."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval.calibration import Calibration, evidence
+from retrieval.fusion import DocHit
+from retrieval.relevance import RelevanceLevel, Thresholds, level_for, similarity
+
+JUDGED_DOCS = 8  # documents judged per lookup: the primary and its supplements come from these
+MISSING_CODE_CAP = 0.9  # an identifier-only query, a document without it: below REFERENCE
+
+
+@dataclass
+class Judged:
+    doc: DocHit
+    level: RelevanceLevel
+    similarity: float | None  # FS-1, always computed and shown
+    confidence: float | None = None  # the calibrated judge's score
+    probability: float | None = None
+    features: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return self.level is not RelevanceLevel.NONE
+
+    def record(self, shown: bool) -> dict[str, Any]:
+        """What the artifact keeps about this document (raw scores, for the records)."""
+        r = lambda v: None if v is None else round(v, 6)  # noqa: E731
+        return {
+            "source": self.doc.path,
+            "shown": shown,
+            "level": self.level.value,
+            "confidence": r(self.confidence),
+            "probability": r(self.probability),
+            "dense_similarity": r(self.similarity),
+            "rrf": r(self.doc.rrf),
+            "ranks": dict(self.doc.ranks),
+            "bm25_score": r(self.doc.scores.get("bm25")),
+            "features": {k: round(v, 6) for k, v in self.features.items()},
+        }
+
+
+def _term_evidence(stats: Any) -> dict[str, Any]:
+    if stats is None:
+        return {}
+    n = len(stats)
+    return {
+        "terms_of": lambda h: d.terms if (d := stats.by_path(h.path)) else frozenset(),
+        "idf": stats.idf,
+        "max_idf": math.log((n + 1) / 0.5),
+        "unknown": lambda t: stats.document_frequency(t) == 0,
+    }
+
+
+def _text(doc: DocHit, title: str) -> str:
+    parts = [title, *(str(c.fields.get("text", "")) for c in doc.chunks)]
+    return "\n".join(parts)
+
+
+def judge_documents(
+    docs: Sequence[DocHit],
+    *,
+    judge: str,
+    calibration: Calibration | None,
+    thresholds: Thresholds,
+    read: float,
+    terms: Sequence[str],
+    l0_paths: Sequence[str],
+    title_of: Callable[[str], str],
+    name_of: Callable[[str], str] | None = None,
+    stats: Any = None,
+    codes: Sequence[str] = (),
+    code_only: bool = False,
+) -> list[Judged]:
+    """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
+    re-orders them by its probability). ``name_of`` gives
+    what names a document (title, file name, keywords, summary); ``title_of`` its title;
+    ``stats`` the catalog (term rarity and each document's terms).
+
+    A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
+    REFERENCE — the keyword match is the evidence, as it was before L1 existed. A query that is
+    nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
+    document containing none of them: it stays below REFERENCE whatever else it shares.
+    """
+    out: list[Judged] = []
+    top = list(docs[:JUDGED_DOCS])
+    for i, doc in enumerate(top):
+        d = doc.best_distance
+        sim = similarity(d, thresholds.max_l2_distance) if d is not None else None
+        if judge == "dense" or calibration is None:
+            level = level_for(sim, thresholds)
+            j = Judged(doc, level, sim)
+        else:
+            x = evidence(
+                top,
+                i,
+                read=read,
+                terms=terms,
+                text_of=lambda h: _text(h, title_of(h.path)),
+                name_of=lambda h: (name_of or title_of)(h.path),
+                **_term_evidence(stats),
+                codes=codes,
+                l0_paths=l0_paths,
+                max_l2=thresholds.max_l2_distance,
+            )
+            p = calibration.probability(x)
+            conf = calibration.to_confidence(p)
+            if code_only and x["code_missing"] >= 1.0:
+                conf = min(conf, thresholds.reference * MISSING_CODE_CAP)
+            j = Judged(doc, level_for(conf, thresholds), sim, conf, p, x)
+        if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
+            j.level = RelevanceLevel.REFERENCE
+        out.append(j)
+    if judge != "dense" and calibration is not None:
+        # The probability that a document answers the query weighs more evidence than either
+        # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
+        out.sort(key=lambda j: -(j.probability or 0.0))
+    return out

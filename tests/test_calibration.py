@@ -1,0 +1,131 @@
+"""The calibrated judge, pure: evidence, fitting, the confidence map and the shipped parameters."""
+
+import math
+import random
+
+import pytest
+
+from retrieval.calibration import FEATURES, Calibration, evidence, fit_logistic
+from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit, fuse_documents
+from retrieval.judging import judge_documents
+from retrieval.relevance import RelevanceLevel, Thresholds
+
+
+def _hit(pk: str, path: str, score: float, text: str, distance: float) -> RouteHit:
+    return RouteHit(pk, score, {"file_path": path, "text": text, "dense_distance": distance})
+
+
+def _docs(read_dense: bool = True):
+    dense = [
+        RouteHit("a:1", 0.3, {"file_path": "a.md", "text": "redis maxmemory eviction policy"}),
+        RouteHit("b:1", 0.9, {"file_path": "b.md", "text": "mysql pool"}),
+    ]
+    bm25 = [
+        _hit("a:1", "a.md", 12.0, "redis maxmemory eviction policy", 0.3),
+        _hit("b:1", "b.md", 3.0, "mysql pool", 0.9),
+    ]
+    return fuse_documents({DENSE_ROUTE: dense if read_dense else [], BM25_ROUTE: bm25})
+
+
+def test_evidence_of_the_top_document() -> None:
+    docs = _docs()
+    x = evidence(
+        docs,
+        0,
+        read=1.0,
+        terms=["redis", "eviction", "kafka"],
+        text_of=lambda d: d.chunks[0].fields["text"],
+    )
+    assert set(x) == set(FEATURES)
+    assert x["dense_sim_read"] == pytest.approx(0.85)  # 1 - 0.3/2
+    assert x["bm25_rank_inv"] == 1.0 and x["dense_rank_inv"] == 1.0 and x["agree"] == 1.0
+    assert x["bm25_margin"] == pytest.approx((12 - 3) / 12)
+    assert x["coverage"] == pytest.approx(2 / 3)
+    assert x["bm25_per_term"] == pytest.approx(4.0)
+    second = evidence(docs, 1, read=1.0, terms=["redis"], text_of=lambda d: "")
+    assert second["bm25_rank_inv"] == 0.5 and second["bm25_margin"] < 0 and second["agree"] == 0.0
+
+
+def test_a_model_that_cannot_read_contributes_nothing() -> None:
+    x = evidence(_docs(), 0, read=0.0, terms=["x"], text_of=lambda d: "")
+    assert x["dense_sim_read"] == 0.0 and x["dense_rank_inv"] == 0.0
+    assert x["agree"] == 1.0  # BM25 alone decides agreement when the dense route cannot read
+
+
+def test_fit_recovers_a_separable_rule_and_probabilities_are_ordered() -> None:
+    rng = random.Random(7)
+    rows, labels = [], []
+    for _ in range(400):
+        cov = rng.random()
+        rows.append({"coverage": cov, "bm25_margin": rng.random() * 0.1})
+        labels.append(int(cov + rng.gauss(0, 0.1) > 0.5))
+    cal = fit_logistic(rows, labels, features=["coverage", "bm25_margin"])
+    w = dict(zip(cal.features, cal.weights, strict=True))
+    assert w["coverage"] > 3 * abs(w["bm25_margin"])
+    assert cal.probability({"coverage": 0.9}) > 0.9 > 0.1 > cal.probability({"coverage": 0.1})
+
+
+def test_confidence_map_is_monotone_and_places_the_thresholds() -> None:
+    cal = Calibration(knots=[(0.2, 0.5), (0.9, 0.75)])
+    assert cal.to_confidence(0.2) == pytest.approx(0.5)
+    assert cal.to_confidence(0.9) == pytest.approx(0.75)
+    grid = [cal.to_confidence(i / 100) for i in range(101)]
+    assert grid == sorted(grid) and grid[0] == 0.0 and grid[-1] == 1.0
+
+
+def test_the_shipped_calibration_loads_and_separates_evidence() -> None:
+    cal = Calibration.load()
+    assert cal.features and cal.knots, "retrieval/calibration.json must be a fitted judge"
+    assert cal.fitted_on.get("queries", 0) >= 200
+    # a document both routes put first by a wide margin, holding every term of the question...
+    strong = {
+        "dense_sim_read": 0.8,
+        "dense_rank_inv": 1,
+        "bm25_rank_inv": 1,
+        "bm25_per_term": 5,
+        "bm25_margin": 0.6,
+        "coverage": 1.0,
+        "name_coverage": 0.8,
+        "idf_coverage": 1.0,
+        "dense_margin": 0.2,
+        "bm25_ratio": 1.5,
+        "agree": 1,
+        "rrf_margin": 0.5,
+        "read": 1,
+    }
+    # ...and one that neither route favours, holding few of its terms, the rarest missing
+    weak = {
+        "dense_sim_read": 0.2,
+        "dense_rank_inv": 0.25,
+        "bm25_rank_inv": 0.25,
+        "bm25_per_term": 0.3,
+        "bm25_margin": -0.5,
+        "coverage": 0.1,
+        "idf_coverage": 0.1,
+        "idf_missing": 0.9,
+        "unknown_share": 0.5,
+        "bm25_ratio": -1.0,
+        "read": 1,
+    }
+    assert cal.confidence(strong) >= 0.75 > 0.5 > cal.confidence(weak)
+    assert not math.isnan(cal.confidence({}))
+
+
+def test_dense_judge_is_the_similarity_rule_and_calibrated_uses_the_evidence() -> None:
+    docs = _docs()
+    t = Thresholds()
+    common = dict(thresholds=t, read=1.0, terms=["redis"], l0_paths=[], title_of=lambda p: p)
+    dense = judge_documents(docs, judge="dense", calibration=None, **common)
+    assert dense[0].level is RelevanceLevel.HIGHLY_RELEVANT  # similarity 0.85
+    assert dense[1].level is RelevanceLevel.REFERENCE  # similarity 1 - 0.9/2 = 0.55
+    cal = Calibration(
+        features=["coverage"],
+        mean=[0.0],
+        scale=[1.0],
+        weights=[10.0],
+        bias=-5.0,
+        knots=[(0.5, 0.5), (0.9, 0.75)],
+    )
+    judged = judge_documents(docs, judge="calibrated", calibration=cal, **common)
+    assert judged[0].confidence is not None and judged[0].features["coverage"] == 1.0
+    assert judged[0].level is RelevanceLevel.HIGHLY_RELEVANT

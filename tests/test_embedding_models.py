@@ -1,0 +1,93 @@
+"""Embedding models: a hosted OpenAI-compatible endpoint (over the real wire protocol), the model
+recorded in the collection, and re-indexing when it changes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from retrieval.collection_model import EmbeddingMismatch
+from retrieval.embeddings import OpenAICompatibleEmbeddings
+from tests.support.embeddings_stub import StubEmbeddings
+from tests.support.kb import build_kb, kb_settings
+
+
+@pytest.fixture(scope="module")
+def endpoint(embeddings):
+    stub = StubEmbeddings(embeddings).start()
+    yield stub
+    stub.stop()
+
+
+def openai_settings(base: Path, endpoint: StubEmbeddings, **embedding: object):
+    values = {"provider": "openai", "base_url": endpoint.base_url, "model": endpoint.name}
+    return kb_settings(base, retrieval={"embedding": values | embedding})
+
+
+async def test_a_hosted_endpoint_embeds_imports_and_lookups(tmp_path: Path, endpoint) -> None:
+    before = len(endpoint.requests)
+    kb = await build_kb(openai_settings(tmp_path, endpoint, dimension=384), None)
+    try:
+        assert isinstance(kb.embeddings, OpenAICompatibleEmbeddings)
+        report = await kb.start()
+        assert report is not None and report.count("INDEXED") == 6
+        out = kb.lookup("database connection pool timeout")
+        assert out.payload["primary"]["source"] == "infrastructure/mysql-connection-pool.md"
+        # a multilingual endpoint reads Chinese: the dense route keeps its vote
+        assert kb.lookup_service.route_weights("连接池超时怎么排查")["dense"] == 1.0
+    finally:
+        await kb.close()
+        await kb.db.dispose()
+    sent = endpoint.requests[before:]
+    assert sent and all(r["model"] == endpoint.name for r in sent)
+    assert any("连接池" in str(r["input"]) for r in sent)  # the runbooks went over the wire
+
+
+async def test_a_wrong_dimension_is_named(tmp_path: Path, endpoint) -> None:
+    emb = OpenAICompatibleEmbeddings(
+        model=endpoint.name, base_url=endpoint.base_url, dimension=1024
+    )
+    with pytest.raises(ValueError, match="384-d vectors.*dimension says 1024"):
+        emb.embed_documents(["x"])
+
+
+async def test_another_model_stops_start_up_and_reindex_switches(
+    tmp_path: Path, endpoint, embeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = await build_kb(openai_settings(tmp_path, endpoint), None)
+    await kb.start()
+    await kb.close()
+    await kb.db.dispose()
+
+    local = await build_kb(kb_settings(tmp_path), embeddings)  # same stores, the packaged MiniLM
+    with pytest.raises(EmbeddingMismatch) as err:
+        await local.start()
+    text = str(err.value)
+    assert (
+        "openai:bge-m3-stub" in text and "local:" in text and "python -m retrieval reindex" in text
+    )
+    await local.close()
+    await local.db.dispose()
+
+    from retrieval.__main__ import main
+
+    s = kb_settings(tmp_path)
+    for name, value in {
+        "DATABASE_URL": s.database_url,
+        "MILVUS_URI": s.milvus_uri,
+        "KNOWLEDGE_BASE_DIR": str(s.knowledge_base_dir),
+        "DATA_DIR": str(s.data_dir),
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert await asyncio.to_thread(main, ["reindex"]) == 0
+    again = await build_kb(kb_settings(tmp_path), embeddings)
+    try:
+        await again.start()  # no mismatch any more
+        out = again.lookup("ERR_TIMEOUT")
+        assert out.payload["relevanceLevel"] == "PRECISE"
+        assert again.store.count() > 6
+    finally:
+        await again.close()
+        await again.db.dispose()

@@ -1,0 +1,56 @@
+"""The Milvus Lite internals ``retrieval/milvus_lite.py`` drives (pinned: milvus-lite 3.2.2).
+
+Milvus Lite has no public manual compaction; the store merges segments after every write batch so
+BM25 scores with one set of statistics. If an upgrade moves those internals, merging silently stops
+(searches stay correct, scores drift): these tests make that loud.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from retrieval.chunking import Chunk
+from retrieval.milvus_lite import merge_segments
+from retrieval.store import ChunkStore
+
+
+class Unit(Embeddings):
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0, 0.0, 0.0]
+
+
+def _data_files(uri: str, collection: str) -> int:
+    from milvus_lite.server_manager import server_manager_instance
+
+    col = server_manager_instance._servers[str(Path(uri).resolve())][1].get_collection(collection)
+    return sum(len(list(col._manifest.get_data_files(p))) for p in col._manifest.list_partitions())
+
+
+def test_the_pinned_version_is_installed() -> None:
+    assert version("milvus-lite") == "3.2.2", "retrieval/milvus_lite.py was written for 3.2.2"
+
+
+def test_segments_written_in_separate_batches_merge_into_one(tmp_path: Path) -> None:
+    uri = str(tmp_path / "merge.db")
+    store = ChunkStore(uri, Unit(), collection="merge_probe", merge_segments=False)
+    try:
+        for i in range(3):  # three flushed batches: three segments
+            store.add_chunks(
+                doc_id=f"d{i}",
+                file_path=f"x/d{i}.md",
+                category="x",
+                chunks=[Chunk(0, f"D{i}", f"document number {i} about redis", 4)],
+            )
+        assert _data_files(uri, "merge_probe") >= 3
+        assert merge_segments(uri, "merge_probe") is True
+        assert _data_files(uri, "merge_probe") == 1
+        hits = store.search_bm25("redis", 10)
+        assert sorted(h.fields["doc_id"] for h in hits) == ["d0", "d1", "d2"]  # nothing lost
+    finally:
+        store.close()
