@@ -1,8 +1,12 @@
 """Chunks fit the embedding model's window in its own tokens: nothing is cut off when embedded."""
 
+import pytest
+
 from retrieval.chunking import chunk_document, with_card
 from retrieval.documents import parse_document
 from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.slow  # chunks and embeds the whole shipped knowledge base
 
 
 def _sample_docs():

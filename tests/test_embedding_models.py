@@ -13,6 +13,8 @@ from retrieval.embeddings import OpenAICompatibleEmbeddings
 from tests.support.embeddings_stub import StubEmbeddings
 from tests.support.kb import build_kb, kb_settings
 
+pytestmark = pytest.mark.slow  # imports the fixture runbooks three times, one of them over HTTP
+
 
 @pytest.fixture(scope="module")
 def endpoint(embeddings):
