@@ -1,6 +1,6 @@
-"""ISS-002 regression: a model that keeps re-querying one domain with keyword variants.
+"""ISS-002 (docs/spec.md) regression: a model that keeps re-querying one domain with keyword variants.
 
-The seed system let such a model pull the same runbooks into its context again and again. Here each
+The first version let such a model pull the same runbooks into its context again and again. Here each
 document's content must reach the model at most once, the budget must stop further lookups, and the
 run must still end with an answer.
 """
