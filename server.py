@@ -52,6 +52,8 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         app.state.services = svc
         app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
+        # Interrupted imports and stores out of step are repaired (or reported) while it runs.
+        checks = svc.kb.recovery.start(settings.knowledge_check_seconds)
         log.info(
             "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
             settings.host,
@@ -63,6 +65,7 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         try:
             yield
         finally:
+            await checks.stop()
             await app.state.jobs.close()
             await app.state.runner.drain()
             if owned:

@@ -6,29 +6,8 @@ alone would hide each route's score, and relevance is judged on the dense simila
 only by BM25 still gets its exact dense distance: the BM25 route returns the stored vector and the
 distance to the query vector is computed here.
 
-Performance notes (numbers: ``bench/bench_l1.py``; Milvus Lite 3.2 is pure Python, in process):
-
-* **Flush after writes.** Rows that are still in Milvus Lite's MemTable are searched by rebuilding a
-  BM25 inverted index and a dense matrix from every row *on each query* (≈1 s per BM25 query at
-  10,000 chunks). Flushed rows live in immutable segments whose indexes are built once and cached
-  (≈20–30 ms). So every write ends with a flush: immediately for a single write, once at the end
-  (or every ``flush_rows`` rows) inside :meth:`bulk`. The flush then searches both routes once so
-  the new segment's indexes are built by the writer, not by the next user query.
-* **One segment.** Milvus Lite scores BM25 per segment with that segment's own statistics, so at
-  the end of each write batch the segments are merged back into one (see :meth:`flush`); BM25
-  scores then equal the seed's (all rows in one MemTable) — checked by the benchmark's top-20
-  agreement with the seed.
-* **Batch embedding across files.** :meth:`prepare` lets the importer embed several files'
-  chunks in one call; ``add_chunks`` picks the vectors up.
-* **Routes run one after the other** against Milvus Lite: both are pure-Python work in this
-  process, so threads only add GIL hand-offs. Against a Milvus server (``http://…``) they run
-  concurrently. ``parallel_routes`` overrides either choice.
-* **No 0.5 s sleeps at collection creation.** pymilvus polls index state after ``create_index``
-  with a fixed 0.5 s sleep per index; Milvus Lite builds indexes synchronously, so the store asks
-  for ``sync=False`` there (1 s saved on the first import).
-* The dense index stays **FLAT** (exact, what the relevance thresholds were calibrated on).
-  ``dense_index="HNSW"`` halves the dense route at 10,000 chunks but is approximate (recall@20
-  0.55 on random vectors with ef=64), and BM25, not the dense route, dominates the fused time.
+Why writes flush and merge segments the way they do, with numbers: ``bench/README.md`` ("Milvus
+Lite performance notes").
 """
 
 from __future__ import annotations
