@@ -4,6 +4,7 @@ reported without anything being changed. The crash itself is in ``test_recovery.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from persistence import document_repository as docs_repo
@@ -18,10 +19,10 @@ PAYMENT, REDIS = "api/payment-errors.md", "infrastructure/redis-config.md"
 
 
 def _row(doc_id: str, status: str, chunks: int) -> ApiDocument:
+    path = f"x/{doc_id}.md"
     return ApiDocument(
-        doc_id=doc_id, file_name=f"{doc_id}.md", file_path=f"x/{doc_id}.md", status=status,
-        chunk_count=chunks,
-    )  # fmt: skip
+        doc_id=doc_id, file_name=path, file_path=path, status=status, chunk_count=chunks
+    )
 
 
 async def _row_of(kb, path: str) -> ApiDocument:
@@ -92,6 +93,21 @@ async def test_periodic_check_repairs_lost_and_stray_vectors(
         assert kb.store.count(row.doc_id) == row.chunk_count and kb.store.count() == total
         assert kb.store.count("deleted-doc") == 0
         assert kb.catalog.by_path(PAYMENT) is not None
+
+
+async def test_the_check_repeats_by_itself(tmp_path: Path, embeddings) -> None:
+    async with started_kb(tmp_path, embeddings) as (kb, _):
+        row = await _row_of(kb, REDIS)
+        checks = kb.recovery.start(interval_s=0.2)
+        try:
+            kb.store.delete_doc(row.doc_id)
+            for _ in range(100):
+                await asyncio.sleep(0.2)
+                if kb.store.count(row.doc_id) == row.chunk_count:
+                    break
+            assert kb.store.count(row.doc_id) == row.chunk_count, "not repaired within 20 s"
+        finally:
+            await checks.stop()
 
 
 async def test_an_unreachable_store_is_reported_and_nothing_is_changed(
