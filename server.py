@@ -53,6 +53,8 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
         sweeper = svc.sweeper().start()  # a dead worker's sessions become resumable, not RUNNING
+        # Interrupted imports and stores out of step are repaired (or reported) while it runs.
+        checks = svc.kb.recovery.start(settings.knowledge_check_seconds)
         log.info(
             "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
             settings.host,
@@ -64,6 +66,7 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
         try:
             yield
         finally:
+            await checks.stop()
             await sweeper.stop()
             await app.state.jobs.close()
             await app.state.runner.drain()

@@ -255,6 +255,13 @@ class Settings(BaseSettings):
         "", description="When set, API calls require X-API-Key (reads too, see auth.protect-reads)."
     )
     max_upload_mb: int = Field(10, ge=1, le=1024)
+    knowledge_check_seconds: float = Field(
+        60.0,
+        ge=1,
+        le=86400,
+        description="How often a running server checks that the documents table, the vector store "
+        "and the keyword index (L0) agree: it repairs what it can and reports the rest on /healthz.",
+    )
     llm_base_url: str = Field("", description="OpenAI-compatible endpoint; empty = offline model.")
     llm_api_key: str = ""
     llm_model: str = ""

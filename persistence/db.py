@@ -77,6 +77,11 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     return create_async_engine(_mysql_url(url), json_serializer=_json_dumps, **kwargs)
 
 
+def is_database_error(exc: BaseException) -> bool:
+    """A failure of the database or its driver, as SQLAlchemy raises it."""
+    return isinstance(exc, sa.exc.SQLAlchemyError)
+
+
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 

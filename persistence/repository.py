@@ -18,12 +18,9 @@ from sqlmodel import SQLModel, col, select
 
 from persistence.models import (
     AgentStep,
-    ApiDocument,
     CaseLibrary,
     DiagnosisSession,
-    DocumentStatus,
     KnowledgeDomain,
-    KnowledgeState,
     ToolInvocation,
     utcnow,
 )
@@ -100,7 +97,7 @@ class Page:
     offset: int
 
 
-async def _page(
+async def paged(
     session: AsyncSession,
     model: type[SQLModel],
     conds: list[Any],
@@ -132,7 +129,7 @@ async def list_sessions(
     if thread_id:
         conds.append(DiagnosisSession.thread_id == thread_id)
     order = [col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc()]
-    return await _page(session, DiagnosisSession, conds, order, limit, offset)
+    return await paged(session, DiagnosisSession, conds, order, limit, offset)
 
 
 # --- agent_step / tool_invocation --------------------------------------------------------------
@@ -225,99 +222,3 @@ async def save_domain(
         await session.commit()
     except sa.exc.IntegrityError:
         await session.rollback()
-
-
-# --- api_document / knowledge_state ------------------------------------------------------------
-
-
-async def get_document(session: AsyncSession, doc_id: str) -> ApiDocument | None:
-    stmt = select(ApiDocument).where(ApiDocument.doc_id == doc_id)
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
-async def get_document_by_path(session: AsyncSession, file_path: str) -> ApiDocument | None:
-    stmt = select(ApiDocument).where(ApiDocument.file_path == file_path)
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
-async def list_documents(
-    session: AsyncSession,
-    *,
-    status: str | None = None,
-    category: str | None = None,
-    q: str | None = None,
-    limit: int = 20,
-    offset: int = 0,
-) -> Page:
-    """Newest first; ``q`` matches title or file path (case-insensitive substring)."""
-    conds = []
-    if status:
-        conds.append(ApiDocument.status == status)
-    if category:
-        conds.append(ApiDocument.category == category)
-    if q:
-        like = f"%{q.lower().replace('%', '').replace('_', '')}%"
-        conds.append(
-            sa.or_(
-                sa.func.lower(ApiDocument.title).like(like),
-                sa.func.lower(ApiDocument.file_path).like(like),
-            )
-        )
-    order = [col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc()]
-    return await _page(session, ApiDocument, conds, order, limit, offset)
-
-
-async def document_stats(session: AsyncSession) -> dict[str, Any]:
-    by_status = dict(
-        (
-            await session.execute(
-                select(ApiDocument.status, sa.func.count()).group_by(ApiDocument.status)
-            )
-        ).all()
-    )
-    by_category = dict(
-        (
-            await session.execute(
-                select(ApiDocument.category, sa.func.count()).group_by(ApiDocument.category)
-            )
-        ).all()
-    )
-    last = (await session.execute(select(sa.func.max(col(ApiDocument.indexed_at))))).scalar_one()
-    return {
-        "documents": sum(by_status.values()),
-        "by_status": {st.value: int(by_status.get(st.value, 0)) for st in DocumentStatus},
-        "by_category": {k: int(v) for k, v in sorted(by_category.items())},
-        "knowledge_version": await knowledge_version(session),
-        "last_indexed_at": last.isoformat() if last else None,
-    }
-
-
-async def update_document(session: AsyncSession, doc_id: str, **fields: Any) -> ApiDocument:
-    row = await get_document(session, doc_id)
-    if row is None:
-        raise LookupError(f"document {doc_id} not found")
-    for name, value in fields.items():
-        setattr(row, name, value)
-    row.updated_at = utcnow()
-    await session.commit()
-    await session.refresh(row)
-    return row
-
-
-async def knowledge_version(session: AsyncSession) -> int:
-    row = await session.get(KnowledgeState, 1)
-    return row.version if row else 0
-
-
-async def bump_knowledge_version(session: AsyncSession) -> int:
-    """Atomically increment the knowledge version (row created on first use)."""
-    await session.execute(
-        insert_ignore(session, KnowledgeState, {"id": 1, "version": 0, "updated_at": utcnow()})
-    )
-    await session.execute(
-        sa.update(KnowledgeState)
-        .where(KnowledgeState.id == 1)
-        .values(version=KnowledgeState.version + 1, updated_at=utcnow())
-    )
-    await session.commit()
-    return await knowledge_version(session)

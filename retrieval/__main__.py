@@ -87,7 +87,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
             return 1 if summary["failed"] else 0
         if args.cmd == "reindex":
-            await kb.ingestion.load_catalog()
+            await kb.loader.load()
             await asyncio.to_thread(kb.store.drop)
             print(
                 f"dropped collection {kb.store.collection}; re-embedding with {kb.store.model_id}",
@@ -100,8 +100,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
             return 1 if summary["failed"] else 0
         if args.cmd == "stats":
-            await kb.ingestion.load_catalog()
-            print(json.dumps(await kb.ingestion.stats(), ensure_ascii=False, indent=2))
+            print(json.dumps(await kb.stats(), ensure_ascii=False, indent=2))
             return 0
         await kb.start(ingest_if_empty=True, progress=_progress)
         _print_lookup(kb.lookup(args.query), args.json)

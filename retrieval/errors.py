@@ -44,3 +44,20 @@ class DocumentNotFound(KnowledgeError):
 
 class ImportInProgress(KnowledgeError):
     status, code = 409, "import_in_progress"
+
+
+class VectorStoreDamaged(KnowledgeError):
+    """The vector store answers but cannot be written to (its files were removed under it)."""
+
+    status, code = 503, "vector_store_damaged"
+
+
+def store_files_removed(uri: str, *, lost: str = "") -> str:
+    """What :class:`VectorStoreDamaged` says; ``lost``: how much is gone (e.g. "583 chunks of 49
+    documents")."""
+    gone = f": {lost} are gone from disk and" if lost else ", so"
+    return (
+        f"the vector store's files under {uri} were removed while the server was running{gone} "
+        "nothing can be written to it; restart the server: at start-up every document is "
+        "re-imported from its file"
+    )

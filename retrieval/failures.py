@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import errno
 
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
+from persistence.db import is_database_error
 from retrieval.documents import DocumentError
 from retrieval.errors import KnowledgeError
 
@@ -23,7 +22,7 @@ def describe(exc: BaseException, *, vector_store: str = "") -> str:
     if isinstance(exc, ConnectionError):  # the vector store's own "unreachable" error is one
         where = f" at {vector_store}" if vector_store else ""
         return f"the vector store{where} is unreachable; re-index the document when it is back"
-    if isinstance(exc, DBAPIError | SQLAlchemyError):
+    if is_database_error(exc):
         return "the database is unreachable or refused the write; retry when /healthz reports it ok"
     if isinstance(exc, OSError) and exc.errno in DISK_FULL:
         return "the disk holding the knowledge base is full; free some space and retry"

@@ -6,15 +6,19 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from persistence import document_repository as docs_repo
 from persistence.db import Database
 from retrieval.catalog import DocInfo, DocumentCatalog
+from retrieval.catalog_loader import CatalogLoader
 from retrieval.documents import parse_document
 from retrieval.embeddings import CachedEmbeddings, make_embeddings
 from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
 from retrieval.memory import SessionMemory
 from retrieval.readability import make_readability
+from retrieval.recovery import KnowledgeRecovery
 from retrieval.store import ChunkStore, StoreUnavailable
 from settings import Settings
 
@@ -28,7 +32,9 @@ class KnowledgeBase:
     embeddings: CachedEmbeddings
     store: ChunkStore
     catalog: DocumentCatalog
-    ingestion: IngestionService
+    ingestion: IngestionService  # the only writer
+    loader: CatalogLoader  # what lookups read the database through
+    recovery: KnowledgeRecovery
     lookup_service: LookupService
 
     @classmethod
@@ -76,18 +82,23 @@ class KnowledgeBase:
             body_loader=read_body,
             readability=_LazyReadability(embeddings, r.embedding.effective_scripts()),
         )
-        return cls(settings, db, embeddings, store, catalog, ingestion, lookup)
+        loader = CatalogLoader(db, catalog)
+        recovery = KnowledgeRecovery(ingestion, loader)
+        return cls(settings, db, embeddings, store, catalog, ingestion, loader, recovery, lookup)
 
     async def start(
         self, *, ingest_if_empty: bool = True, progress: Progress | None = None
     ) -> ImportReport | None:
-        """Load the catalog; on a first start (no documents yet) import the knowledge-base folder."""
+        """Load the catalog, finish what a crash interrupted and reconcile the stores; on a first
+        start (no documents yet) import the knowledge-base folder."""
         await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
         try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
             await asyncio.to_thread(self.store.check_model)
         except StoreUnavailable as exc:  # Milvus down: L0 still answers; checked on reconnect
             log.warning("vector store not reachable at start-up: %s", exc)
-        await self.ingestion.load_catalog()
+        await self.loader.load()
+        for problem in await self.recovery.run(thorough=True):
+            log.warning("knowledge base: %s", problem)
         if (
             ingest_if_empty
             and len(self.catalog) == 0
@@ -110,10 +121,21 @@ class KnowledgeBase:
         First a cheap version check, so a document changed through another worker is seen here.
         """
         try:
-            await self.ingestion.refresh_if_stale()
+            await self.loader.refresh_if_stale()
         except Exception as exc:  # the database being down must not stop a lookup
             log.warning("knowledge version check failed: %s", exc)
         return await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
+
+    async def stats(self) -> dict[str, Any]:
+        """Documents per status and category, vectors, knowledge version, last import."""
+        async with self.db.session() as s:
+            out = await docs_repo.document_stats(s)
+        try:
+            out["vectors"] = await asyncio.to_thread(self.store.count)
+        except Exception:  # the vector store being down must not hide the rest
+            out["vectors"] = None
+        out["importing"] = self.ingestion.busy
+        return out
 
     async def close(self) -> None:
         self.store.close()

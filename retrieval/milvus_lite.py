@@ -60,3 +60,10 @@ def warm_jieba() -> None:
         jieba.initialize()
     except Exception:  # an optional warm-up; the analyzer loads it on first use anyway
         log.debug("jieba warm-up failed", exc_info=True)
+
+
+def collection_on_disk(uri: str, collection: str) -> bool:
+    """Whether Milvus Lite's files for ``collection`` are still there: its data folder (the URI)
+    holds ``collections/<name>/manifest.json`` from the moment the collection is created."""
+    folder = os.path.join(os.path.abspath(uri), "collections", collection)
+    return os.path.isfile(os.path.join(folder, "manifest.json"))

@@ -3,9 +3,9 @@ field (jieba analyzer), written through langchain-milvus and searched route by r
 
 The routes are searched separately (not with Milvus' own hybrid search) so each keeps its own score;
 a hit found only by BM25 still gets its exact dense distance, computed here from the stored vector.
-The collection records which embedding model made its vectors; opening it with another model stops
-with :class:`EmbeddingMismatch` (``collection_model.py``) rather than mixing two models' vectors. Why the writes flush and
-merge segments the way they do is measured in ``docs/retrieval.md`` ("Milvus Lite performance").
+The collection records which embedding model made its vectors (``collection_model.py``); opening it
+with another model stops with :class:`EmbeddingMismatch` rather than mixing two models' vectors. Why
+writes flush and merge segments the way they do: ``docs/retrieval.md`` ("Milvus Lite performance").
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ async def test_bad_file_fails_alone_with_a_reason(kb) -> None:
     assert rows["ops/broken.md"].status == "FAILED" and rows["ops/broken.md"].error_message
     assert rows["ops/plain.md"].title == "磁盘告警处理"
     assert kb.store.count(rows["ops/broken.md"].doc_id) == 0
-    stats = await kb.ingestion.stats()
+    stats = await kb.stats()
     assert stats["by_status"]["FAILED"] == 3
 
 
@@ -141,6 +141,6 @@ async def test_catalog_reloads_from_the_database(kb, embeddings) -> None:
 
     other = KnowledgeBase.build(kb.settings, kb.db, embeddings=embeddings)
     other.store = kb.store  # one Milvus Lite folder can be opened once per process
-    await other.ingestion.load_catalog()
+    await other.loader.load()
     assert {d.file_path for d in other.catalog.all()} == {d.file_path for d in kb.catalog.all()}
     assert other.catalog.version == kb.catalog.version

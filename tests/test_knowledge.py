@@ -131,7 +131,7 @@ async def test_concurrent_sessions_do_not_share_memory(kb) -> None:
 
 
 async def test_stats(kb) -> None:
-    stats = await kb.ingestion.stats()
+    stats = await kb.stats()
     assert stats["documents"] == 6 and stats["by_status"]["INDEXED"] == 6
     assert stats["by_category"] == {
         "api": 1,

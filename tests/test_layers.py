@@ -32,6 +32,8 @@ CLI = "__main__.py"
 # Only the model factory may reach the offline model; the nodes must not run on its heuristics.
 OFFLINE = "graph.offline"
 OFFLINE_ALLOWED = {"graph/models.py"}
+SQL = {"sqlalchemy", "sqlmodel"}  # only persistence/ speaks to the database
+MAX_LINES = 450
 
 
 def product_files() -> list[Path]:
@@ -108,6 +110,26 @@ def test_the_walker_sees_type_checking_and_function_level_imports() -> None:
     )
     found = set(imports_in(source, ("graph", "offline")))
     assert {"services", "server", "graph.offline", "graph.tools"} <= found
+
+
+def test_retrieval_leaves_sql_to_persistence() -> None:
+    # Retrieval reads and writes its rows through persistence's repository functions only; without
+    # SQLAlchemy or SQLModel it cannot build a statement (SQLAlchemy refuses plain strings).
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()} imports {m}"
+        for path in sorted((ROOT / "retrieval").rglob("*.py"))
+        for m in imported_modules(path)
+        if m.split(".")[0] in SQL
+    ]
+    assert not offenders, "SQL outside persistence/:\n" + "\n".join(offenders)
+
+
+def test_no_product_module_is_over_450_lines() -> None:
+    sizes = {
+        p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines()) for p in product_files()
+    }
+    long = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert not long, f"split these along their seams (limit {MAX_LINES} lines): {long}"
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from persistence import document_repository as docs_repo
 from persistence import repository as repo
 from persistence import run_rows
 from persistence.db import Database
@@ -139,7 +140,7 @@ async def test_document_domain_case_round_trip(db: Database) -> None:
             ),
         )
         assert created
-        doc = await repo.get_document_by_path(s, "infrastructure/redis-config.md")
+        doc = await docs_repo.get_document_by_path(s, "infrastructure/redis-config.md")
         domain = (await s.execute(sa.select(KnowledgeDomain))).scalar_one()
     assert doc is not None and doc.doc_metadata == {
         "keywords": ["maxmemory", "淘汰策略"],
@@ -206,9 +207,9 @@ async def test_keyed_writes_are_idempotent_under_concurrency(db: Database) -> No
 
 async def test_knowledge_version_bumps(db: Database) -> None:
     async with db.session() as s:
-        assert await repo.knowledge_version(s) == 0
-        assert await repo.bump_knowledge_version(s) == 1
-        assert await repo.bump_knowledge_version(s) == 2
+        assert await docs_repo.knowledge_version(s) == 0
+        assert await docs_repo.bump_knowledge_version(s) == 1
+        assert await docs_repo.bump_knowledge_version(s) == 2
 
 
 async def test_list_sessions_newest_first_and_filtered(db: Database) -> None:

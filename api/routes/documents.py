@@ -18,7 +18,7 @@ from api.schemas import (
     FileResultOut,
     UploadResponse,
 )
-from persistence import repository as repo
+from persistence import document_repository as docs_repo
 from persistence.models import DocumentStatus
 from retrieval import failures
 
@@ -32,7 +32,7 @@ StatusFilter = Annotated[
 
 async def _document(services: Any, doc_id: str) -> Any:
     async with services.db.session() as s:
-        row = await repo.get_document(s, doc_id)
+        row = await docs_repo.get_document(s, doc_id)
     if row is None:
         raise ApiError(404, "document_not_found", f"document {doc_id} does not exist")
     return row
@@ -67,7 +67,7 @@ async def list_documents(
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
     async with services.db.session() as s:
-        result = await repo.list_documents(
+        result = await docs_repo.list_documents(
             s,
             status=status.value if status else None,
             category=category,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
@@ -14,7 +12,8 @@ router = APIRouter(tags=["ops"])
 async def healthz(request: Request) -> JSONResponse:
     """Store status: database, vector store, chat model, documents. 503 while the database is
     unreachable or refuses writes (runs would fail; a read-only file or a full disk still answers
-    reads, so writes are probed); 200 "degraded" when only the vector store is (L0 still works)."""
+    reads, so writes are probed); 200 "degraded" when the vector store is unusable (L0 still works)
+    or the knowledge base's stores disagree in a way the last check could not repair."""
     settings = request.app.state.settings
     svc = getattr(request.app.state, "services", None)
     if svc is None:
@@ -22,12 +21,9 @@ async def healthz(request: Request) -> JSONResponse:
     reachable = await svc.db.ping()
     write_failure = await svc.db.write_failure() if reachable else None
     db_ok = reachable and write_failure is None
-    try:
-        vectors_ok = await asyncio.wait_for(asyncio.to_thread(svc.kb.store.exists), timeout=3)
-    except Exception:
-        vectors_ok = False
+    vectors_ok, problems = await svc.kb.recovery.health()
     body = {
-        "status": "ok" if db_ok and vectors_ok else "degraded",
+        "status": "ok" if db_ok and not problems else "degraded",
         "database": {
             "kind": settings.database_kind,
             "ok": db_ok,
@@ -38,6 +34,7 @@ async def healthz(request: Request) -> JSONResponse:
         "chatModel": settings.chat_model_kind,
         "documents": len(svc.kb.catalog),
         "knowledgeVersion": svc.kb.catalog.version,
+        "problems": problems,  # what is wrong with the knowledge base and what to do, in words
     }
     if not reachable:
         body["message"] = "the database is unreachable; requests get 503 until it is back"

@@ -26,9 +26,12 @@ def _jobs(request: Request) -> JobRegistry:
 
 @router.post("/knowledge/init", status_code=202, response_model=JobOut, responses=ERRORS)
 async def init(
-    request: Request, force: bool = Query(False, description="re-import unchanged files too")
+    request: Request,
+    services: ServicesDep,
+    force: bool = Query(False, description="re-import unchanged files too"),
 ) -> Any:
     """Start importing the knowledge-base folder; follow it at ``/api/knowledge/jobs/{jobId}``."""
+    await services.kb.ingestion.ensure_writable()  # refused before a job starts, not in it
     return _jobs(request).start(force).view()
 
 
@@ -71,7 +74,7 @@ async def job_events(request: Request, job_id: str) -> EventSourceResponse:
 @router.get("/knowledge/stats", responses=ERRORS)
 async def stats(services: ServicesDep) -> dict[str, Any]:
     """Documents, vectors, per category and per status."""
-    return camelize(await services.kb.ingestion.stats())
+    return camelize(await services.kb.stats())
 
 
 @router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)

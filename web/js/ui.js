@@ -277,7 +277,8 @@ async function showHealth(dot, text) {
     text.textContent = [ok ? "ok" : hz.status, model, docs !== undefined ? `${docs} docs` : null]
       .filter(Boolean)
       .join(" · ");
-    dot.title = `database: ${hz.database?.kind ?? "?"} ${hz.database?.ok === false ? "✗" : "✓"}; vector store: ${pick(hz, "vectorStore")?.kind ?? "?"}`;
+    const problems = (hz.problems ?? []).join("\n");
+    dot.title = `database: ${hz.database?.kind ?? "?"} ${hz.database?.ok === false ? "✗" : "✓"}; vector store: ${pick(hz, "vectorStore")?.kind ?? "?"}${problems ? `\n${problems}` : ""}`;
   } catch (err) {
     dot.className = "health-dot bad";
     text.textContent = "server unreachable";

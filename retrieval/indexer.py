@@ -1,0 +1,129 @@
+"""The vector side of an import: chunk a parsed document, embed it and write its vectors, replacing
+the old ones. Inside an import run, several files' chunks are embedded in one batch and Milvus
+flushes once at the end. Blocking (model and Milvus calls): the async parts run it in threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable
+from pathlib import PurePosixPath
+
+from retrieval.chunking import Chunk, card_text, chunk_document, with_card
+from retrieval.documents import ParsedDocument, parse_document, section_titles
+from retrieval.store import ChunkStore
+
+log = logging.getLogger(__name__)
+
+
+class VectorIndexer:
+    def __init__(self, store: ChunkStore, *, chunk_size: int, chunk_overlap: int) -> None:
+        self.store = store
+        self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
+        # Paths first seen by the running import: fresh doc_ids, so no vectors to delete yet.
+        self._fresh_paths: set[str] = set()
+        # Chunks computed ahead by a run's batch embedding, keyed by (path, title, body).
+        self._chunk_memo: dict[tuple[str, str, str], list[Chunk]] = {}
+
+    @contextlib.asynccontextmanager
+    async def run(self, fresh_paths: Iterable[str] = ()) -> AsyncIterator[None]:
+        """One vector batch for a whole import: Milvus flushes (and builds its indexes) once at
+        the end, or every ``flush_rows`` rows, instead of after every file. Files in
+        ``fresh_paths`` have no row before this run, so their Milvus delete (a scan of the
+        collection) is skipped."""
+        self._fresh_paths = set(fresh_paths)
+        self.store.begin_bulk()
+        failing = False
+        try:
+            yield
+        except BaseException:
+            failing = True
+            raise
+        finally:
+            self._fresh_paths = set()
+            self.end_window()
+            try:
+                await asyncio.to_thread(self.store.end_bulk)
+            except ConnectionError as exc:  # nothing was written if the store is down
+                log.warning("vector store flush skipped: %s", exc)
+            except Exception:
+                if not failing:
+                    raise
+                # The run's own failure is what the caller must see, not this one's.
+                log.warning("vector store flush after a failed import failed too", exc_info=True)
+
+    def end_window(self) -> None:
+        """Forget whatever a window's failed files left prepared."""
+        self._chunk_memo.clear()
+        self.store.discard_prepared()
+
+    def _chunks(self, parsed: ParsedDocument) -> list[Chunk]:
+        emb = self.store.embeddings
+        count = getattr(emb, "count_tokens", None) or (lambda t: len(t.split()))
+        window = getattr(emb, "max_tokens", None)
+        body = chunk_document(
+            parsed.title,
+            parsed.body,
+            size=self.chunk_size,
+            overlap=self.chunk_overlap,
+            count=count,
+            window=window,
+        )
+        card = card_text(
+            file_stem=PurePosixPath(parsed.file_path).stem,
+            keywords=parsed.keywords,
+            summary=parsed.summary,
+            covers=parsed.covers,
+            sections=section_titles(parsed.body),
+        )
+        return with_card(body, parsed.title, card, min(self.chunk_size, window or 10**9), count)
+
+    def prepare(self, window: list[tuple[str, bytes, str]]) -> None:
+        """Parse, chunk and embed a window of files ahead of their one-by-one import.
+
+        Several small files' chunks embed ~1.25× faster as one length-sorted batch than file by
+        file. Best effort: a file that does not parse here is skipped (its import reports why), and
+        if the batch cannot be embedded each file embeds its own chunks as before.
+        """
+        texts: list[str] = []
+        for rel, raw, _ in window:
+            try:
+                parsed = parse_document(raw, rel)
+                chunks = self._chunks(parsed)
+            except Exception:
+                continue
+            self._chunk_memo[(parsed.file_path, parsed.title, parsed.body)] = chunks
+            texts += [c.indexed_text for c in chunks]
+        try:
+            self.store.prepare(texts)
+        except Exception:
+            log.warning("batch embedding failed; embedding file by file", exc_info=True)
+
+    def index(self, doc_id: str, parsed: ParsedDocument) -> int:
+        """Write the document's vectors in place of its old ones; returns how many."""
+        chunks = self._chunk_memo.pop((parsed.file_path, parsed.title, parsed.body), None)
+        if chunks is None:
+            chunks = self._chunks(parsed)
+        with self.store.bulk():  # delete + insert: one flush (or none inside an import run)
+            # Replace, never append: a re-import must not leave the old version's vectors behind.
+            if parsed.file_path not in self._fresh_paths:
+                self.store.delete_doc(doc_id)
+            try:
+                return self.store.add_chunks(
+                    doc_id=doc_id,
+                    file_path=parsed.file_path,
+                    category=parsed.category,
+                    chunks=chunks,
+                )
+            except Exception:
+                self.drop(doc_id)
+                raise
+
+    def drop(self, doc_id: str) -> None:
+        """Best effort: a document that failed must not keep half of its vectors."""
+        try:
+            self.store.delete_doc(doc_id)
+        except Exception:
+            log.warning("could not remove vectors of %s", doc_id, exc_info=True)
