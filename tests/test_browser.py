@@ -15,7 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, MISSING_CHROMIUM, MISSING_PLAYWRIGHT
+from tests.support.browser import (
+    CHROMIUM,
+    MISSING_CHROMIUM,
+    MISSING_PLAYWRIGHT,
+    chromium,
+)
 from tests.support.processes import Server, start_server
 
 try:
@@ -49,12 +54,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        b = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            await b.close()
+    async with chromium() as b:
+        yield b
 
 
 @pytest.fixture

@@ -16,7 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, MISSING_CHROMIUM, MISSING_PLAYWRIGHT
+from tests.support.browser import (
+    CHROMIUM,
+    MISSING_CHROMIUM,
+    MISSING_PLAYWRIGHT,
+    chromium,
+)
 from tests.support.processes import Server, free_port, start_server
 
 try:
@@ -100,12 +105,8 @@ def attacker(server: Server) -> Iterator[int]:
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        b = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            await b.close()
+    async with chromium() as b:
+        yield b
 
 
 def _state(server: Server) -> tuple[str, dict[str, tuple[str, str]]]:

@@ -7,7 +7,10 @@ package; Playwright's own browser downloads (``playwright install``) are never u
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -27,3 +30,16 @@ MISSING_PLAYWRIGHT = (
     "browser tests need the Playwright Python package: pip install -e '.[test]' "
     "(it drives the system Chromium; no browser download)"
 )
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """A launched headless Chromium (a ``playwright.async_api.Browser``), closed afterwards."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()

@@ -7,26 +7,22 @@ langchain-openai sends (float or base64 encoding), and the vectors are the packa
 from __future__ import annotations
 
 import base64
-import socket
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from tests.support.threaded_server import ThreadedServer
+
 
 @dataclass
-class StubEmbeddings:
+class StubEmbeddings(ThreadedServer):
     model: Any  # an Embeddings object doing the real work
     name: str = "bge-m3-stub"
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -68,24 +64,3 @@ class StubEmbeddings:
             }
 
         return app
-
-    def start(self) -> StubEmbeddings:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self._server = uvicorn.Server(
-            uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        for _ in range(100):
-            if self._server.started:
-                break
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.should_exit = True
-        if self._thread:
-            self._thread.join(timeout=10)

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from graph.offline.roles import respond
 from graph.offline.text import estimate_tokens
+from tests.support.threaded_server import ThreadedServer
 
 ROLE_BY_TOOL = {
     "Route": "supervisor",
@@ -67,15 +65,13 @@ def _role(body: dict[str, Any]) -> tuple[str, set[str]]:
 
 
 @dataclass
-class StubLLM:
+class StubLLM(ThreadedServer):
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_next: int = 0
     fail_mode: str = "500"  # "500" or "hang"
     fail_from: int = 0  # 1-based request number from which ``fail_next`` applies (0 = the next one)
     delay_s: float = 0.0  # added to every answer, to keep runs in flight
     port: int = 0
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
 
     def fail(self, count: int, *, after: int = 0, mode: str = "500") -> None:
         """Fail ``count`` requests, starting ``after`` requests from now."""
@@ -203,24 +199,3 @@ class StubLLM:
         )
         yield "data: " + json.dumps(base | {"choices": [], "usage": full["usage"]}) + "\n\n"
         yield "data: [DONE]\n\n"
-
-    def start(self) -> StubLLM:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self._server = uvicorn.Server(
-            uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        for _ in range(100):
-            if self._server.started:
-                break
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.should_exit = True
-        if self._thread:
-            self._thread.join(timeout=10)
