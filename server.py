@@ -21,6 +21,7 @@ from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
 from api.routes import chat, documents, health, knowledge, pages, sessions
 from api.security import SecurityMiddleware
+from retrieval.collection_model import EmbeddingMismatch
 from services import Services
 from settings import Settings, SettingsError, get_settings
 
@@ -48,7 +49,11 @@ def _lifespan(settings: Settings, services: Services | None) -> Any:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = services is None
-        svc = services or await Services.start(settings, progress=_progress)
+        try:
+            svc = services or await Services.start(settings, progress=_progress)
+        except EmbeddingMismatch as exc:  # a configuration problem: say it plainly, then stop
+            log.error("cannot start: %s", exc)
+            raise
         app.state.services = svc
         app.state.runner = svc.runner()
         app.state.jobs = JobRegistry(svc.kb.ingestion)
