@@ -88,7 +88,12 @@ def test_make_serve_answers_healthz(tmp_path: Path) -> None:
                 pass
             time.sleep(0.5)
         assert body is not None, (tmp_path / "serve.log").read_text(errors="replace")[-3000:]
-        assert body["database"] == {"kind": "sqlite", "ok": True, "reachable": True, "writable": True}
+        assert body["database"] == {
+            "kind": "sqlite",
+            "ok": True,
+            "reachable": True,
+            "writable": True,
+        }
         assert body["vectorStore"]["kind"] == "milvus-lite"
         assert body["status"] == "ok" and body["documents"] == len(runbooks), (
             body,
