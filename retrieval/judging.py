@@ -83,12 +83,15 @@ def judge_documents(
     ``stats`` the catalog (term rarity and each document's terms).
 
     A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
-    REFERENCE — the keyword match is the evidence, as it was before L1 existed. A query that is
+    REFERENCE — the keyword match is the evidence, as it was before L1 existed; when L1 returned
+    nothing at all the calibrated judge (fitted on L1 evidence) steps aside and that rule decides. A query that is
     nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
     document containing none of them: it stays below REFERENCE whatever else it shares.
     """
     out: list[Judged] = []
     top = list(docs[:JUDGED_DOCS])
+    if not any(d.chunks for d in top):  # no L1 evidence at all (down, or empty): L0 alone decides
+        judge = "dense"
     for i, doc in enumerate(top):
         d = doc.best_distance
         sim = similarity(d, thresholds.max_l2_distance) if d is not None else None

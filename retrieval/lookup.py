@@ -308,6 +308,8 @@ class _Run:
                 )
                 self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
                 routes = result.routes()
+                if result.missing and len(self.catalog):
+                    self.art["l1_error"] = "L1 unavailable: the vector collection is missing"
             except Exception as exc:  # L1 down must not take L0 with it
                 log.warning("L1 search failed, answering from L0 only: %s", exc)
                 self.art["l1_error"] = f"L1 unavailable: {exc}"[:500]

@@ -64,6 +64,7 @@ def metadata_schema() -> dict[str, Any]:
 class SearchResult:
     dense: list[RouteHit]
     bm25: list[RouteHit]
+    missing: bool = False  # the collection does not exist (nothing imported, or its data is gone)
 
     def routes(self) -> dict[str, list[RouteHit]]:
         return {DENSE_ROUTE: self.dense, BM25_ROUTE: self.bm25}
@@ -393,7 +394,7 @@ class ChunkStore:
         """Both routes (concurrently against a server; ``dense=False`` skips the dense route when
         it has no vote). Every BM25 hit carries its exact ``dense_distance`` in its fields."""
         if not self._ready():
-            return SearchResult([], [])
+            return SearchResult([], [], missing=True)
         if dense and self.parallel_routes:
             bm25_f = self._pool.submit(self.search_bm25, query, candidates)
             dense_hits = self.search_dense(vector, candidates)
