@@ -85,8 +85,10 @@ def evidence(
     weights = {t: idf(t) for t in terms}
     total = sum(weights.values()) or 1.0
     missing = [w for t, w in weights.items() if t not in has and t not in text]
-    flat = compact_term(text + " " + name)
-    codes_missing = sum(1 for code in codes if compact_term(code) not in flat)
+    codes_missing = 0
+    if codes:  # compacting a document's text costs, so only when the query holds identifiers
+        flat = compact_term(text + " " + name)
+        codes_missing = sum(1 for code in codes if compact_term(code) not in flat)
     return {
         "dense_sim_read": sim * read,
         "dense_rank_inv": read / dense_rank if dense_rank else 0.0,
