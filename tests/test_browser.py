@@ -7,6 +7,7 @@ and the Playwright Python package; skips with that hint otherwise. Never downloa
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -15,25 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.browser import (
-    CHROMIUM,
-    MISSING_CHROMIUM,
-    MISSING_PLAYWRIGHT,
-    chromium,
-)
+from tests.support.browser import browser_marks, chromium
 from tests.support.processes import Server, start_server
 
-try:
-    from playwright.async_api import Browser, Page, async_playwright, expect
-except ImportError:  # pragma: no cover - the skip below explains it
-    async_playwright = None  # type: ignore[assignment]
+with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
+    from playwright.async_api import Browser, Page, expect
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,  # a server process and a real browser
-    pytest.mark.skipif(async_playwright is None, reason=MISSING_PLAYWRIGHT),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING_CHROMIUM),
-]
+pytestmark = browser_marks()
 
 RUN_TIMEOUT_MS = 90_000  # one offline agent run, generous for a loaded CI machine
 QUESTION = "ERR_TIMEOUT 是什么意思？"

@@ -8,6 +8,7 @@ console must ask for the key, keep it for the tab and work once it is entered.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -16,25 +17,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.support.browser import (
-    CHROMIUM,
-    MISSING_CHROMIUM,
-    MISSING_PLAYWRIGHT,
-    chromium,
-)
+from tests.support.browser import browser_marks, chromium
 from tests.support.processes import Server, free_port, start_server
 
-try:
-    from playwright.async_api import Browser, Page, async_playwright, expect
-except ImportError:  # pragma: no cover - the skip below explains it
-    async_playwright = None  # type: ignore[assignment]
+with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
+    from playwright.async_api import Browser, Page, expect
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(async_playwright is None, reason=MISSING_PLAYWRIGHT),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING_CHROMIUM),
-]
+pytestmark = browser_marks()
 
 KEY = "s3cret-key"
 VICTIM = "api/payment-errors.md"

@@ -43,3 +43,22 @@ async def chromium() -> AsyncIterator[Any]:
             yield browser
         finally:
             await browser.close()
+
+
+def browser_marks() -> list[Any]:
+    """The marks of a browser test module (a server process and a real browser): ``browser`` and
+    ``slow``, skipped with a hint when Playwright or Chromium is missing."""
+    import pytest
+
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:  # pragma: no cover - the skip explains it
+        has_playwright = False
+    else:
+        has_playwright = True
+    return [
+        pytest.mark.browser,
+        pytest.mark.slow,
+        pytest.mark.skipif(not has_playwright, reason=MISSING_PLAYWRIGHT),
+        pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING_CHROMIUM),
+    ]
