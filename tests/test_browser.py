@@ -142,14 +142,23 @@ async def test_markdown_renderer_is_safe(page: Page) -> None:
 async def test_chat_streams_answer_trace_and_feedback(page: Page, server: Server) -> None:
     await page.goto("/")
     await expect(page.get_by_test_id("empty-state")).to_be_visible()
-    # Record whether tokens were shown live, before the final Markdown replaced them.
+    # Record whether tokens were shown live, before the final Markdown replaced them. Streamed
+    # text is a bare text node in the answer body (Markdown renders elements), and the mutation
+    # records keep it even when a whole stream lands in one network chunk and the observer only
+    # runs after the final render.
     await page.evaluate(
         """() => {
             window.__streamed = '';
-            new MutationObserver(() => {
-              const el = document.querySelector('[data-testid="answer"].streaming');
-              if (el && el.textContent.length > window.__streamed.length) window.__streamed = el.textContent;
-            }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+            new MutationObserver((records) => {
+              for (const r of records) {
+                if (r.type !== 'childList' || r.target.dataset?.testid !== 'answer') continue;
+                for (const n of r.addedNodes) {
+                  if (n.nodeType === Node.TEXT_NODE && n.data.length > window.__streamed.length) {
+                    window.__streamed = n.data;
+                  }
+                }
+              }
+            }).observe(document.body, { subtree: true, childList: true });
         }"""
     )
     msg = await ask(page, QUESTION)
