@@ -24,7 +24,7 @@ from graph.extractive import extractive_answer
 from graph.report import build_report
 from graph.routing import classify
 from graph.rules import Agent, aiops_step, next_agent
-from graph.state import AgentState, Flow, PlanStep, StepReport, run_start
+from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start
 
 HISTORY_MESSAGES = 6  # earlier conversation turns shown to the simple assistant
 EVIDENCE_CHARS = 1500  # per tool result in the final-answer prompt
@@ -81,10 +81,12 @@ def begin(
     """The first node of a graph: opens the run with its question and resets the per-run state."""
 
     async def begin(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        given = state.get("note") if flow == "AI_OPS" else state.get("question")
-        question = (given or "").strip() or default_question
+        # A ``{"messages": [...]}`` input (Studio, LangGraph clients) asks in its last message.
+        asked = asked_in_messages(state.get("messages") or [])
+        given = (state.get("note") if flow == "AI_OPS" else state.get("question")) or ""
+        question = asked or given.strip() or default_question
         session_id = str((config.get("metadata") or {}).get("session_id") or "")
-        return run_start(question, session_id, flow)
+        return run_start(question, session_id, flow, in_messages=bool(asked))
 
     return begin
 

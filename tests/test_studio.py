@@ -112,8 +112,34 @@ async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
     assert (
         "lookup_budget" in schema["context_schema"]["properties"]
     )  # Studio shows the per-run knobs
-    # Studio renders the input schema as a form: a question for chat, an optional note for AI-Ops.
-    assert set(schema["input_schema"]["properties"]) == {"question"}
-    assert schema["input_schema"]["required"] == ["question"]
+    # Studio renders the input schema as a form: a question (chat) or a note (AI-Ops), or the
+    # messages of its chat panel; none of them is required on its own.
+    assert set(schema["input_schema"]["properties"]) == {"question", "messages"}
+    assert not schema["input_schema"].get("required")
     aiops = (await client.assistants.get_schemas(by_graph["aiops"]))["input_schema"]
-    assert set(aiops["properties"]) == {"note"} and not aiops.get("required")
+    assert set(aiops["properties"]) == {"note", "messages"} and not aiops.get("required")
+
+
+async def test_both_graphs_run_from_messages_alone(studio: str) -> None:
+    """What Studio's chat panel and any LangGraph client send: ``{"messages": [...]}`` only."""
+    client = get_client(url=studio)
+    thread = await client.threads.create()
+    chat = await client.runs.wait(
+        thread["thread_id"],
+        "chat",
+        input={"messages": [{"type": "human", "content": "ERR_TIMEOUT 是什么意思"}]},
+    )
+    assert "api/payment-errors.md" in chat["answer"]
+    assert chat["question"] == "ERR_TIMEOUT 是什么意思"
+    # the question is in the conversation once, followed by the answer
+    assert [m["type"] for m in chat["messages"]] == ["human", "ai"]
+    report = await client.runs.wait(
+        None,
+        "aiops",
+        input={
+            "messages": [{"type": "human", "content": [{"type": "text", "text": "分析当前告警"}]}]
+        },
+    )
+    assert report["question"] == "分析当前告警"
+    assert report["answer"].startswith("# 告警分析报告") and "## 结论" in report["answer"]
+    assert "PaymentGatewayTimeoutRateHigh" in report["answer"]

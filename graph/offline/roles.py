@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
 from graph.evidence import Evidence, after_last_human, collect
 from graph.extractive import extractive_answer
+from graph.offline.followup import earlier_questions, with_subject
 from graph.offline.text import json_block, terms, unique, yaml_block
 from graph.rules import aiops_step, next_agent
 
@@ -114,8 +115,10 @@ def _retry_query(first: str) -> str | None:
 
 
 def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
-    task = _task(messages)
-    spec = json_block(task) or {}
+    asked = _task(messages)
+    spec = json_block(asked) or {}
+    # A follow-up ("可以直接重试吗？" about an error asked before) searches with the earlier subject.
+    task = asked if spec else with_subject(asked, earlier_questions(messages))
     evs = collect(after_last_human(messages))
     salt = _id(role, task)
     if not evs:
@@ -136,8 +139,12 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
                 return AIMessage(
                     content="", tool_calls=[_call("lookup_knowledge", {"query": alt}, salt, 2)]
                 )
-    question = spec.get("question") or _strip_json(task)
-    return AIMessage(content=extractive_answer(question, evs, report=(role == "executor")))
+    question = spec.get("question") or _strip_json(asked)
+    return AIMessage(
+        content=extractive_answer(
+            question, evs, report=(role == "executor"), focus=task if task != asked else ""
+        )
+    )
 
 
 # --- coordinating roles -----------------------------------------------------------------------
