@@ -54,8 +54,10 @@ def _wait_ok(proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> 
     )
 
 
-@pytest.fixture
-def studio(tmp_path: Path):
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory):
+    """One ``langgraph dev`` for the module (its start and first graph load are the slow part)."""
+    tmp_path = tmp_path_factory.mktemp("studio")
     exe = Path(os.sys.executable).with_name("langgraph")
     if not exe.exists():
         pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
