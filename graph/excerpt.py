@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from retrieval.textmatch import bigrams, overlap
 
-NUMBERED = re.compile(r"^(\d{1,3})[.)、]\s*(.+)$")
+NUMBERED = re.compile(r"^(\d{1,3})(?:[.)]\s+|、\s*)(.+)$")
 # "- x", "* x", "+ x"; not "**bold**" (the marker needs a space after it).
 BULLET = re.compile(r"^[-*+]\s+(.+)$")
 HEADING = re.compile(r"^#{1,6}\s")
@@ -39,6 +39,16 @@ class Line:
         if self.code:
             return "- `" + self.text.replace("`", "'") + "`"
         return f"- {self.text}"
+
+
+def _balanced(text: str) -> str:
+    """``text`` without emphasis or code marks left open (a line cut short: "**客户端自…"), which
+    would otherwise swallow the rest of the answer or show as stray asterisks."""
+    if text.count("**") % 2:
+        text = text.replace("**", "")
+    if text.count("`") % 2:
+        text = text.replace("`", "")
+    return text
 
 
 def _wanted(text: str) -> bool:
@@ -75,13 +85,13 @@ def parse(text: str) -> list[Line]:
             if last is None or n != last + 1:
                 group += 1
             last = n
-            out.append(Line(i, m.group(2).strip(), number=n, group=group))
+            out.append(Line(i, _balanced(m.group(2).strip()), number=n, group=group))
             continue
         bullet = BULLET.match(line)
         if bullet:
             line = bullet.group(1).strip()
         if _wanted(line):
-            out.append(Line(i, line, bullet=bool(bullet)))
+            out.append(Line(i, _balanced(line), bullet=bool(bullet)))
     return out
 
 
