@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -52,9 +52,29 @@ class FeedbackResponse(Camel):
     case_id: str | None
 
 
-class LookupRequest(BaseModel):
+class LookupRequest(Camel):
+    """A retrieval test; every field but ``query`` overrides the server's setting for this request
+    only (omitted = the setting)."""
+
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
+    top_k: int | None = Field(
+        None, ge=1, le=10, description="documents shown (primary + supplements)"
+    )
+    highly_relevant_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 upper")
+    reference_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 lower")
+    dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of dense")
+    bm25_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of BM25")
+    judge: Literal["calibrated", "dense"] | None = None
+
+    @model_validator(mode="after")
+    def _thresholds_ordered(self) -> LookupRequest:
+        hi, ref = self.highly_relevant_threshold, self.reference_threshold
+        if hi is not None and ref is not None and ref > hi:
+            raise ValueError(
+                f"referenceThreshold ({ref}) must not exceed highlyRelevantThreshold ({hi})"
+            )
+        return self
 
 
 class Document(Camel):

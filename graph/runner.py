@@ -25,6 +25,7 @@ from graph.graphs import Graphs
 from graph.recorder import RunRecorder
 from graph.resume import ResumePlan, plan_resume
 from graph.state import run_input
+from graph.timing import StepTimer
 from persistence import dberrors, run_rows
 from persistence import repository as repo
 from persistence.db import Database
@@ -183,9 +184,10 @@ class Runner:
                 durability="sync",
             )
             async with run.lease.kept(), contextlib.aclosing(stream):
+                timer = StepTimer()
                 async for mode, chunk in stream:
                     self._check(run, recorder)
-                    for event in translate(mode, chunk):
+                    for event in timer.stamp(translate(mode, chunk)):
                         if event["type"] == "answer":
                             answer = event["text"]
                         yield event
