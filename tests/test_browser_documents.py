@@ -5,6 +5,8 @@ enable, and the header's document count following along."""
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,8 @@ with contextlib.suppress(ImportError):  # browser_marks() skips the module with 
 pytestmark = browser_marks()
 
 KEYWORD = "ZQXMETAPROBE"
+# Set to a folder outside the checkout to keep screenshots of the page (for review); unset in CI.
+SHOTS_DIR = os.environ.get("SUPERBIZ_SHOTS_DIR")
 FILE_PATH = "metatest/meta-probe.md"
 
 
@@ -64,6 +68,11 @@ async def page(browser: Browser, server: Server) -> AsyncIterator[Page]:
     assert not problems, "\n".join(problems) + f"\n--- server log ---\n{server.log_tail(30)}"
 
 
+async def shot(page: Page, name: str) -> None:
+    if SHOTS_DIR:
+        await page.screenshot(path=str(Path(SHOTS_DIR) / f"{name}.png"))
+
+
 def lookup(server: Server, query: str) -> dict[str, Any]:
     with httpx.Client(base_url=server.base_url, timeout=60) as c:
         return c.post("/api/knowledge/lookup", json={"query": query}).json()
@@ -105,6 +114,7 @@ async def test_upload_with_metadata_filter_detail_and_disable(
     await page.get_by_test_id("upload-submit").click()
     await expect(dialog.get_by_test_id("upload-error")).to_contain_text("一半")
     await page.get_by_test_id("upload-chunk-overlap").fill("8")
+    await shot(page, "documents-upload-metadata")
     await page.get_by_test_id("upload-submit").click()
     await expect(dialog.get_by_test_id("upload-result")).to_contain_text("INDEXED", timeout=60_000)
     # The header's document count follows the upload.
@@ -118,9 +128,10 @@ async def test_upload_with_metadata_filter_detail_and_disable(
     # Filter by fault source (with the category): only this document is left.
     await page.get_by_test_id("doc-fault-source-filter").select_option("支付网关")
     await expect(page.get_by_test_id("doc-row")).to_have_count(1)
-    await expect(page).to_have_url(lambda url: "faultSource=" in url)
+    await expect(page).to_have_url(re.compile(r"faultSource="))
     await page.get_by_test_id("doc-category-filter").select_option("metatest")
     await expect(page.get_by_test_id("doc-row")).to_have_count(1)
+    await shot(page, "documents-filtered-by-fault-source")
 
     # Detail: the fields, and every chunk open with its token count.
     await row.get_by_test_id("doc-open").click()
@@ -133,15 +144,20 @@ async def test_upload_with_metadata_filter_detail_and_disable(
     await expect(chunks.nth(1).locator("pre")).to_be_visible()  # open, no click needed
     await expect(chunks.nth(1).get_by_test_id("chunk-tokens")).to_contain_text("tokens")
     assert KEYWORD in str(lookup(server, KEYWORD)["result"])
+    await chunks.nth(1).scroll_into_view_if_needed()
+    await shot(page, "documents-detail-chunks")
 
     # Disable from the detail: shown as disabled, gone from lookups, the header count drops.
     await detail.get_by_test_id("detail-toggle").click()
     await expect(detail.get_by_test_id("doc-disabled")).to_be_visible()
     await expect(row).to_have_attribute("data-enabled", "false")
     await expect(health).to_contain_text(f"{before} docs")
+    await shot(page, "documents-detail-disabled")
     assert FILE_PATH not in str(lookup(server, KEYWORD))
     # Enable again from the table.
     await page.keyboard.press("Escape")
+    await page.get_by_test_id("doc-clear-filters").click()
+    await shot(page, "documents-list-disabled-row")
     await row.get_by_test_id("doc-toggle").click()
     await expect(row).to_have_attribute("data-enabled", "true")
     assert FILE_PATH in str(lookup(server, KEYWORD))
