@@ -8,8 +8,10 @@ import asyncio
 import json
 
 import httpx
+import pytest
 
 from api.jobs import ImportJob, JobRegistry
+from tests.support.kb import started_services
 
 UPLOAD = "/api/documents/upload"
 
@@ -199,3 +201,40 @@ async def test_a_second_import_names_the_running_job(services) -> None:  # noqa:
         assert "/api/knowledge/jobs/abc123" in str(exc) and "{id}" not in str(exc)
     else:
         raise AssertionError("a second import started")
+
+
+@pytest.fixture
+async def mysql_stack(tmp_path_factory, embeddings):  # noqa: ANN001
+    from server import create_app
+
+    base = tmp_path_factory.mktemp("meta-mysql")
+    async with started_services(base, embeddings, mysql=True) as svc:
+        app = create_app(services=svc)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
+            ) as c,
+        ):
+            yield c, svc
+
+
+@pytest.mark.mysql
+async def test_fields_filter_and_disable_on_mariadb(mysql_stack) -> None:  # noqa: ANN001
+    client, svc = mysql_stack
+    r = await upload(client, "maria.md", runbook("MARIAQX9"), faultSource="故障源甲", version="v9")
+    assert r.status_code == 201, r.text
+    doc = r.json()["document"]
+    listed = await client.get("/api/documents/faultSource/故障源甲")
+    assert [d["docId"] for d in listed.json()["items"]] == [doc["docId"]]
+    assert (await client.patch(f"/api/documents/{doc['docId']}", json={"enabled": False})).json()[
+        "enabled"
+    ] is False
+    found = (await client.post("/api/knowledge/lookup", json={"query": "MARIAQX9"})).json()
+    assert doc["filePath"] not in json.dumps(found, ensure_ascii=False)
+    # A restart (the catalog rebuilt from the rows) keeps it out; the stores still agree.
+    await svc.kb.loader.load()
+    assert doc["docId"] in svc.kb.catalog.disabled and svc.kb.catalog.get(doc["docId"]) is None
+    assert (await client.get("/healthz")).json()["problems"] == []
+    enabled = await client.get("/api/documents", params={"enabled": "true", "q": "maria"})
+    assert enabled.json()["total"] == 0
