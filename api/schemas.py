@@ -88,6 +88,14 @@ class Document(Camel):
     error_message: str | None = None
     metadata: dict[str, Any] | None = Field(default=None, validation_alias="doc_metadata")
     file_size: int
+    fault_source: str | None = Field(default=None, description="故障源, e.g. redis")
+    api_name: str | None = Field(default=None, description="接口名称, e.g. /api/pay")
+    version: str = Field(default="v1.0", description="版本")
+    chunk_size: int | None = Field(default=None, description="tokens per chunk it was indexed with")
+    chunk_overlap: int | None = Field(
+        default=None, description="overlap tokens it was indexed with"
+    )
+    enabled: bool = Field(default=True, description="false: kept, but no lookup returns it")
     created_at: datetime
     updated_at: datetime
     indexed_at: datetime | None = None
@@ -96,7 +104,24 @@ class Document(Camel):
 class Chunk(Camel):
     index: int
     breadcrumb: str
-    text: str
+    text: str = Field(
+        description="the chunk's text, without the breadcrumb line it is indexed with"
+    )
+    token_count: int | None = Field(
+        default=None, description="embedding-model tokens of the indexed text (breadcrumb included)"
+    )
+
+
+class DocumentPatch(Camel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(
+        description="false takes the document out of every lookup; true brings it back"
+    )
+
+
+class FaultSourceCount(Camel):
+    fault_source: str
+    documents: int
 
 
 class DocumentDetail(Document):

@@ -305,6 +305,7 @@ class _Run:
                     vector,
                     candidates=self.cfg.candidates,
                     dense=weights[DENSE_ROUTE] > 0,
+                    exclude=self.catalog.disabled,
                 )
                 self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
                 routes = result.routes()

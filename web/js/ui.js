@@ -286,6 +286,13 @@ async function showHealth(dot, text) {
   }
 }
 
+let healthNodes = null;
+
+/** Reads /healthz again (e.g. the document count after an upload). */
+export function refreshHealth() {
+  return healthNodes ? showHealth(...healthNodes) : Promise.resolve();
+}
+
 /** Adds the health indicator and the API-key button to the page's top nav. */
 export function initShell() {
   const tools = document.querySelector(".topnav .nav-tools");
@@ -297,6 +304,7 @@ export function initShell() {
   keyBtn.addEventListener("click", () => ask(""));
   setKeyPrompt((reason) => ask(reason));
   tools.append(h("span", { class: "nowrap", title: "GET /healthz" }, dot, " ", text), keyBtn);
+  healthNodes = [dot, text];
   showHealth(dot, text);
 }
 
