@@ -36,10 +36,16 @@ NONE = "none"  # label value for "not applicable" (no dedup, no layer): Promethe
 FAST = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
+# Status codes on the counter only: on the histogram they would multiply its buckets.
+HTTP_REQUESTS = Counter(
+    "superbiz_http_requests_total",
+    "HTTP requests by route template, method and status code.",
+    ["method", "route", "status"],
+)
 HTTP_SECONDS = Histogram(
     "superbiz_http_request_duration_seconds",
-    "HTTP requests by route template, method and status code (streams: until the last byte).",
-    ["method", "route", "status"],
+    "HTTP request time by route template and method (streams: until the last byte).",
+    ["method", "route"],
     buckets=SLOW,
 )
 LOOKUPS = Counter(
@@ -97,7 +103,8 @@ def _label(value: Any) -> str:
 
 
 def record_http(method: str, route: str, status: int, seconds: float) -> None:
-    HTTP_SECONDS.labels(method, route, str(status)).observe(seconds)
+    HTTP_REQUESTS.labels(method, route, str(status)).inc()
+    HTTP_SECONDS.labels(method, route).observe(seconds)
 
 
 def record_lookup(artifact: Mapping[str, Any], seconds: float) -> None:

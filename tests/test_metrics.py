@@ -109,6 +109,7 @@ async def test_counters_move_after_a_chat_a_lookup_and_an_import(client) -> None
     }
     assert sum(calls.values()) >= 1 and all(node and node != "none" for node in calls)
     assert moved("superbiz_model_call_duration_seconds_count") == sum(calls.values())
+    assert moved("superbiz_model_tokens_total", kind="input") > 0  # the offline model estimates
     # The retrieval test: ERR_TIMEOUT names exactly one runbook, so L0 answers PRECISE alone.
     assert used["lookup"]["scores"]["layer"] == "L0"
     assert moved("superbiz_lookups_total", layer="L0", level="PRECISE", dedup_reason="none") >= 2
@@ -121,11 +122,13 @@ async def test_counters_move_after_a_chat_a_lookup_and_an_import(client) -> None
     assert moved("superbiz_import_run_duration_seconds_count", force="false") == 1
     assert moved("superbiz_documents_imported_total", outcome="skipped") >= 6
     # HTTP by route template: the template, never the session id; unknown paths are one series.
-    http = "superbiz_http_request_duration_seconds_count"
+    http = "superbiz_http_requests_total"
     assert moved(http, method="POST", route="/api/chat", status="200") == 1
     assert moved(http, method="POST", route="/api/documents/upload", status="201") == 1
     assert moved(http, method="GET", route="/api/sessions/{session_id}", status="200") == 1
     assert moved(http, method="GET", route="unmatched", status="404") == 1
+    timed = "superbiz_http_request_duration_seconds_count"
+    assert moved(timed, method="POST", route="/api/chat") == 1
     routes = {dict(ls).get("route") for (n, ls) in after if n == http}
     assert not any(used["session"] in r for r in routes if r)
     assert not any("/no/such" in r for r in routes if r)
@@ -140,7 +143,7 @@ async def test_requests_refused_before_routing_keep_their_route(client) -> None:
     assert r.status_code == 413
     after = await scrape(client)
     labels = {"method": "POST", "route": "/api/documents/upload", "status": "413"}
-    name = "superbiz_http_request_duration_seconds_count"
+    name = "superbiz_http_requests_total"
     assert value(after, name, **labels) - value(before, name, **labels) == 1
 
 
