@@ -25,9 +25,14 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Histogram,
+    disable_created_metrics,
     generate_latest,
     multiprocess,
 )
+
+# No ``*_created`` series beside each counter and histogram: Prometheus does not need them (it
+# detects counter resets itself) and they would double what every scrape carries.
+disable_created_metrics()
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 NONE = "none"  # label value for "not applicable" (no dedup, no layer): Prometheus has no null

@@ -129,6 +129,7 @@ async def test_counters_move_after_a_chat_a_lookup_and_an_import(client) -> None
     assert moved(http, method="GET", route="unmatched", status="404") == 1
     timed = "superbiz_http_request_duration_seconds_count"
     assert moved(timed, method="POST", route="/api/chat") == 1
+    assert not [n for n, _ in after if n.endswith("_created")], "no _created series"
     routes = {dict(ls).get("route") for (n, ls) in after if n == http}
     assert not any(used["session"] in r for r in routes if r)
     assert not any("/no/such" in r for r in routes if r)
