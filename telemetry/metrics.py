@@ -35,6 +35,7 @@ from prometheus_client import (
 disable_created_metrics()
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 NONE = "none"  # label value for "not applicable" (no dedup, no layer): Prometheus has no null
 
 # Seconds. Lookups and HTTP reads take milliseconds; model calls and chats take seconds.
@@ -108,6 +109,7 @@ def _label(value: Any) -> str:
 
 
 def record_http(method: str, route: str, status: int, seconds: float) -> None:
+    method = method if method in HTTP_METHODS else "other"  # a client may send any word
     HTTP_REQUESTS.labels(method, route, str(status)).inc()
     HTTP_SECONDS.labels(method, route).observe(seconds)
 

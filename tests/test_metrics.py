@@ -94,6 +94,7 @@ async def test_counters_move_after_a_chat_a_lookup_and_an_import(client) -> None
     used = await use_everything(client)
     await client.get(f"/api/sessions/{used['session']}")
     await client.get("/no/such/page")
+    await client.request("BREW", "/api/sessions")  # any method name a client makes up
     after = await scrape(client)
 
     def moved(name: str, **labels: str) -> float:
@@ -127,6 +128,8 @@ async def test_counters_move_after_a_chat_a_lookup_and_an_import(client) -> None
     assert moved(http, method="POST", route="/api/documents/upload", status="201") == 1
     assert moved(http, method="GET", route="/api/sessions/{session_id}", status="200") == 1
     assert moved(http, method="GET", route="unmatched", status="404") == 1
+    assert moved(http, method="other", route="/api/sessions", status="405") == 1
+    assert not [ls for n, ls in after if ("method", "BREW") in ls]
     timed = "superbiz_http_request_duration_seconds_count"
     assert moved(timed, method="POST", route="/api/chat") == 1
     assert not [n for n, _ in after if n.endswith("_created")], "no _created series"
