@@ -32,6 +32,7 @@ from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.leases import INTERRUPTED, Lease
 from persistence.models import SessionStatus
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 30.0
@@ -240,6 +241,7 @@ class Runner:
         """Close the record: totals recounted from the rows, lease released. Returns None when it is
         closed, else why not; when the database refuses right now, it keeps trying in the
         background, so the session ends SUCCESS/FAILED when it can instead of staying RUNNING."""
+        metrics.record_session(run.flow, status)  # the run's outcome, whether or not it is stored
         if status == SessionStatus.FAILED and answer is None:
             answer = f"本次运行未能完成：{error}"
         try:

@@ -49,6 +49,7 @@ from retrieval.uploads import (
     store_file,
 )
 from retrieval.vector_census import files_removed
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,9 @@ class IngestionService:
             raise ImportInProgress("an import is already running; wait for it to finish")
         await self.ensure_writable()
         async with self._write_lock:
-            return await self._init(force, progress)
+            report = await self._init(force, progress)
+        metrics.record_import_run(force, report.duration_ms / 1000, report.count("SKIPPED"))
+        return report
 
     async def _init(self, force: bool, progress: Progress | None) -> ImportReport:
         t0 = time.perf_counter()
@@ -317,6 +320,7 @@ class IngestionService:
             await self._fail(doc_id, reason, refused=isinstance(exc, DocumentError))
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
+            metrics.record_document_import(result.status, result.duration_ms / 1000)
             return result, old_category
         named = " ".join([parsed.title, PurePosixPath(rel).stem, *parsed.keywords, parsed.body])
         meta = parsed.metadata() | {
@@ -344,6 +348,7 @@ class IngestionService:
         result.status, result.chunks = "INDEXED", n
         result.warnings, result.derived = parsed.warnings, parsed.derived
         result.duration_ms = (time.perf_counter() - t0) * 1000
+        metrics.record_document_import(result.status, result.duration_ms / 1000)
         return result, parsed.category
 
     async def _fail(self, doc_id: str, reason: str, *, refused: bool = False) -> None:

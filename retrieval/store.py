@@ -46,6 +46,12 @@ DENSE_INDEXES = {
 }
 RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
+# pymilvus pings its channel every 10 s, calls in flight or not; Milvus Lite's gRPC server keeps
+# gRPC's server defaults (a ping without data at most every 5 min, two strikes), so about a minute
+# into every idle spell it sent GOAWAY too_many_pings (an error line in the log) and the client
+# reconnected. Keepalive guards long network paths against silent drops; Milvus Lite runs in this
+# process, on loopback: no pings (tests/test_grpc_keepalive.py).
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 
 
 def metadata_schema() -> dict[str, Any]:
@@ -117,6 +123,7 @@ class ChunkStore:
         if not self.local:
             connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
+            connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
         self._prepared = PreparedEmbeddings(embeddings)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
