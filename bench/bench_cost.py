@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -304,6 +305,33 @@ def compare(base: dict[str, Any], cur: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What the baseline imports that today's environment no longer installs (the seed parsed
+# frontmatter with python-frontmatter), as its pyproject.toml pinned it.
+BASELINE_ONLY = ["python-frontmatter>=1.3,<1.4"]
+
+
+def _baseline_deps(seed: Path) -> str:
+    """A folder holding the baseline-only packages, installed once next to the extracted tree."""
+    target = seed.parent / f"{seed.name}-deps"
+    if not (target / ".done").exists():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--target",
+                str(target),
+                *BASELINE_ONLY,
+            ],
+            check=True,
+        )
+        (target / ".done").touch()
+    return str(target)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rev", default=BASELINE_REV, help="baseline commit (default: %(default)s)")
@@ -318,7 +346,7 @@ def main() -> None:
         sys.exit(f"cannot extract baseline {args.rev} with git archive")
     kb = ["--kb", str(args.kb.resolve())]
     result = compare(
-        _common.run_variant("bench_cost.py", seed, kb),
+        _common.run_variant("bench_cost.py", seed, kb, env={"PYTHONPATH": _baseline_deps(seed)}),
         _common.run_variant("bench_cost.py", _common.ROOT, kb),
     )
     doc = {"bench": "model_cost", "baseline_rev": args.rev, "machine": _common.machine(), **result}

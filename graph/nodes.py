@@ -24,7 +24,7 @@ from graph.evidence import alerts, collect
 from graph.extractive import extractive_answer
 from graph.report import build_report
 from graph.routing import classify
-from graph.rules import Agent, aiops_step, next_agent
+from graph.rules import Agent, aiops_step, next_agent, step_settled
 from graph.state import AgentState, Flow, PlanStep, StepReport, run_start
 
 HISTORY_MESSAGES = 6  # earlier conversation turns shown to the simple assistant
@@ -105,7 +105,9 @@ def plan_steps(decided: Plan, scratch_len: int) -> list[PlanStep]:
     """The planner's decision as state steps: the first is current, the rest are queued. A plan
     marked finish ends after its last step; with no steps it is the finish step itself."""
     if not decided.steps:
-        return [{**Step().model_dump(), "finish": True, "executed": False, "step_start": scratch_len}]  # type: ignore[typeddict-item]
+        return [
+            {**Step().model_dump(), "finish": True, "executed": False, "step_start": scratch_len}
+        ]  # type: ignore[typeddict-item]
     last = len(decided.steps) - 1
     return [
         {
@@ -262,20 +264,29 @@ class Agents:
         spec["question"] = state["question"]
         task = f"{plan['instruction']}\n\n{_block(spec)}"
         system = self._prompt(f"{_flow(state)}_executor", ctx.executor_prompt)
-        reply = await self._model("executor", ctx, tools=True).ainvoke(
-            compact(system, task, mine)
-        )
+        reply = await self._model("executor", ctx, tools=True).ainvoke(compact(system, task, mine))
         return {"scratch": [reply], "executor_steps": 1}
+
+    def after_tools(self, state: AgentState) -> Literal["executor", "executor_done"]:
+        """Back to the executor model, or — when the tools' results settle the step — straight
+        to its report (``rules.step_settled``)."""
+        plan = state["plan"]
+        settled = plan is not None and step_settled(plan["tools"], _step_messages(state))
+        return "executor_done" if settled else "executor"
 
     async def executor_done(self, state: AgentState) -> dict[str, Any]:
         plan = state["plan"]
         assert plan is not None, "executor_done follows the executor, which needs a plan step"
         mine = _step_messages(state)
+        # A step settled by its tool results has no closing model message: report the evidence.
+        text = _text(mine[-1] if mine else None) or extractive_answer(
+            plan["instruction"], collect(mine), report=True
+        )
         report: StepReport = {
             "instruction": plan["instruction"],
             "domains": plan["domains"],
             "alert": plan["alert"],
-            "report": _text(mine[-1] if mine else None),
+            "report": text,
             "call_ids": [tc["id"] for m in mine if isinstance(m, AIMessage) for tc in m.tool_calls],
         }
         queue = state.get("plan_queue") or []

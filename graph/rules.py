@@ -7,10 +7,16 @@ the offline model uses the same rules as its whole policy for these roles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
 Agent = Literal["planner", "executor", "finish"]
+# A lookup result after which the executor prompt says to stop looking: judged precise or highly
+# relevant, or refused because its document/domain was already served or the budget is spent.
+STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
+STOP_DEDUP = {"doc_retrieved", "domain_retrieved", "budget_exhausted"}
 
 
 def next_agent(plan: Mapping[str, Any] | None) -> tuple[Agent, str]:
@@ -65,3 +71,26 @@ def alert_steps(view: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return steps
+
+
+def _says_stop(result: ToolMessage) -> bool:
+    art = result.artifact if isinstance(result.artifact, Mapping) else {}
+    return art.get("relevance_level") in STOP_LEVELS or art.get("dedup_reason") in STOP_DEDUP
+
+
+def step_settled(planned_tools: Sequence[str], step: Sequence[AnyMessage]) -> bool:
+    """True when a plan step needs no further model call: every tool the step named was called,
+    the latest round's calls all succeeded, and each lookup in it says stop (the executor
+    prompt's own rule). The model's next turn would only restate the results, which the step
+    report then takes from the evidence instead."""
+    start = next((i for i in range(len(step) - 1, -1, -1) if isinstance(step[i], AIMessage)), None)
+    if start is None or not step[start].tool_calls:  # type: ignore[union-attr]
+        return False
+    called = {tc["name"] for m in step if isinstance(m, AIMessage) for tc in m.tool_calls}
+    results = [m for m in step[start + 1 :] if isinstance(m, ToolMessage)]
+    return (
+        set(planned_tools) <= called
+        and bool(results)
+        and all(m.status != "error" for m in results)
+        and all(_says_stop(m) for m in results if m.name == "lookup_knowledge")
+    )

@@ -188,7 +188,9 @@ def _domain_score(
     return score, unique(hits)
 
 
-def _symptom_docs(clause: str, domains: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, list[str]]]:
+def _symptom_docs(
+    clause: str, domains: dict[str, list[dict[str, Any]]]
+) -> list[tuple[str, str, list[str]]]:
     """(domain, title, matched terms) of the runbooks one clause points at clearly."""
     qterms = terms(clause)
     scored = [
