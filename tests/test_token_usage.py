@@ -44,7 +44,7 @@ async def test_recorded_tokens_are_the_endpoints_usage(services, stub) -> None: 
     # The runner streams tokens to the console: the model calls went out streamed, asking for usage.
     streamed = [r for r in stub.requests if r.get("stream")]
     assert streamed and all(r["stream_options"] == {"include_usage": True} for r in streamed)
-    assert len(steps) == len(stub.usages) >= 5
+    assert len(steps) == len(stub.usages) >= 4  # planner, two executors, answer
     assert [s.token_count for s in steps] == [u["total_tokens"] for u in stub.usages]
     # Not a local estimate: the stub counts the whole request body, tool schemas and all.
     first = steps[0]
