@@ -105,9 +105,13 @@ def plan_steps(decided: Plan, scratch_len: int) -> list[PlanStep]:
     """The planner's decision as state steps: the first is current, the rest are queued. A plan
     marked finish ends after its last step; with no steps it is the finish step itself."""
     if not decided.steps:
-        return [
-            {**Step().model_dump(), "finish": True, "executed": False, "step_start": scratch_len}
-        ]  # type: ignore[typeddict-item]
+        done: PlanStep = {
+            **Step().model_dump(),
+            "finish": True,
+            "executed": False,
+            "step_start": scratch_len,
+        }  # type: ignore[typeddict-item]
+        return [done]
     last = len(decided.steps) - 1
     return [
         {
