@@ -41,6 +41,7 @@ class PlanStep(TypedDict):
     finish: bool
     executed: bool  # the executor has reported on this step
     step_start: int  # index in ``scratch`` where this step's messages begin
+    final: NotRequired[bool]  # the planner's batch ends here: no planner turn after it
 
 
 class StepReport(TypedDict):
@@ -61,6 +62,7 @@ class AgentState(TypedDict):
     route: Complexity | None
     scratch: Annotated[list[AnyMessage], add_messages]
     plan: PlanStep | None
+    plan_queue: NotRequired[list[PlanStep]]  # the planner's further steps, taken in order
     executor_feedback: Annotated[list[StepReport], operator.add]
     # The lookup tool's action memory (tools.knowledge.LookupMemoryState): domain → paths in
     # first-returned order, and lookups served (parallel tool calls each add 1).
@@ -153,6 +155,7 @@ def run_start(
         "route": None,
         "scratch": Overwrite([]),
         "plan": None,
+        "plan_queue": [],
         "executor_feedback": Overwrite([]),
         "retrieved": Overwrite({}),
         "lookup_count": Overwrite(0),
