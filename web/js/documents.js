@@ -545,6 +545,7 @@ els.pageSize.addEventListener("change", () => {
 els.q.value = state.q;
 els.pageSize.value = String(state.pageSize);
 initShell();
+window.addEventListener("superbiz:started", () => refreshAll()); // the server finished starting
 renderCards();
 loadStats();
 loadDocuments();

@@ -2,6 +2,7 @@
 // badges, dialogs and the top-nav tools (health indicator, API key).
 
 import { api, getApiKey, setApiKey, setKeyPrompt } from "./api.js";
+import { watchStartup } from "./startup.js";
 
 /**
  * h("button", {class: "primary", onclick: fn, "data-testid": "x"}, "text", child…)
@@ -297,6 +298,7 @@ export function initShell() {
   setKeyPrompt((reason) => ask(reason));
   tools.append(h("span", { class: "nowrap", title: "GET /healthz" }, dot, " ", text), keyBtn);
   showHealth(dot, text);
+  watchStartup(() => showHealth(dot, text)); // a banner while the server starts or first imports
 }
 
 export function debounce(fn, ms = 300) {
