@@ -26,7 +26,7 @@ SHOTS = Path(os.environ.get("SUPERBIZ_SHOTS", "/work/notes/shots"))
 def importing_server(tmp_path: Path) -> Iterator[Server]:
     kb = copy_fixture_kb(tmp_path / "knowledge_base")
     (kb / "ops").mkdir()
-    (kb / "ops" / "shards.md").write_text(big_runbook(400), encoding="utf-8")
+    (kb / "ops" / "shards.md").write_text(big_runbook(100), encoding="utf-8")
     srv = start_server(tmp_path, healthy=False)  # returns once it serves: importing
     try:
         yield srv

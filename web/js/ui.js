@@ -271,11 +271,11 @@ function apiKeyDialog(button) {
 async function showHealth(dot, text) {
   try {
     const hz = await api("/healthz");
-    const ok = hz.status === "ok";
+    const ok = hz.status === "ok" || hz.status === "importing"; // importing: serving
     dot.className = `health-dot ${ok ? "ok" : "bad"}`;
     const model = pick(hz, "chatModel");
     const docs = hz.documents;
-    text.textContent = [ok ? "ok" : hz.status, model, docs !== undefined ? `${docs} docs` : null]
+    text.textContent = [hz.status, model, docs !== undefined ? `${docs} docs` : null]
       .filter(Boolean)
       .join(" · ");
     const problems = (hz.problems ?? []).join("\n");
