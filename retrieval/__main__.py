@@ -18,6 +18,7 @@ from persistence.db import Database
 from persistence.migrate import upgrade
 from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
+from retrieval.milvus_lite import held_elsewhere
 from settings import Settings, SettingsError, load_settings
 
 
@@ -92,21 +93,20 @@ async def _stats(kb: KnowledgeBase) -> dict[str, Any]:
 
     Milvus Lite lets one process open its file at a time, so while the server runs this process
     cannot count the vectors itself; it asks the server (on HOST:PORT) instead."""
-    out = await kb.stats()
     s = kb.settings
-    if out["vectors"] is not None or s.milvus_kind != "milvus-lite":
+    held = s.milvus_kind == "milvus-lite" and held_elsewhere(s.milvus_uri)
+    out = await kb.stats(count_vectors=not held)
+    if not held:
         return out
     served = await asyncio.to_thread(_served_stats, s)
     if served is not None and served.get("vectors") is not None:
-        out.pop("vectors_error", None)
         out["vectors"] = served["vectors"]
         out["vectors_counted_by"] = f"the running server on {s.host}:{s.port}"
         return out
     out["vectors_error"] = (
-        f"{s.milvus_uri} is a Milvus Lite file, which one process at a time can open, and it "
-        f"could not be opened here ({out.get('vectors_error')}); no server answered on "
-        f"{s.host}:{s.port} to count them. Stop the process holding it, or ask that server: "
-        "GET /api/knowledge/stats"
+        f"{s.milvus_uri} is a Milvus Lite file, which one process at a time can open, and another "
+        f"process has it open; no server answered on {s.host}:{s.port} to count them. Ask that "
+        "process (GET /api/knowledge/stats on its port) or stop it and run this again"
     )
     return out
 

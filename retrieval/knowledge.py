@@ -139,16 +139,18 @@ class KnowledgeBase:
         outcome = await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
         return self.first_import.annotate(outcome)
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self, *, count_vectors: bool = True) -> dict[str, Any]:
         """Documents per status and category, vectors, knowledge version, last import."""
         async with self.db.session() as s:
             out = await docs_repo.document_stats(s)
+        out["importing"] = self.ingestion.busy
+        if not count_vectors:
+            return out | {"vectors": None}
         try:
             out["vectors"] = await asyncio.to_thread(self.store.count)
         except Exception as exc:  # the vector store being down must not hide the rest
             out["vectors"] = None
             out["vectors_error"] = failures.describe(exc, vector_store=self.store.uri)
-        out["importing"] = self.ingestion.busy
         return out
 
     async def close(self) -> None:

@@ -36,7 +36,8 @@ def fresh_clone(tmp_path: Path) -> Path:
     return work
 
 
-def serve(work: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def default_env(work: Path, port: int) -> dict[str, str]:
+    """The defaults: no store setting, no DATA_DIR."""
     env = {k: v for k, v in os.environ.items() if not k.startswith((*SCRUBBED, "DATA_DIR"))}
     env.pop("KNOWLEDGE_BASE_DIR", None)
     env.update(
@@ -45,6 +46,11 @@ def serve(work: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
+    return env
+
+
+def serve(work: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    env = default_env(work, port)
     with log.open("wb") as out:
         return subprocess.Popen(
             [python_bin(), "-m", "server"],
@@ -118,6 +124,18 @@ def test_fresh_clone_answers_at_once_and_imports_in_the_background(tmp_path: Pat
         data = work / "data"
         assert {p.name for p in data.iterdir()} >= {"superbiz.db", "milvus.db", "knowledge_base"}
         assert any(data.glob("*checkpoints*")), sorted(p.name for p in data.iterdir())
+        # The CLI cannot open the Milvus Lite file the server holds: the server counts for it.
+        cli = subprocess.run(
+            [python_bin(), "-m", "retrieval", "stats"],
+            cwd=work,
+            env=default_env(work, port),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert cli.returncode == 0, cli.stderr[-2000:]
+        assert json.loads(cli.stdout)["vectors"] == stats["vectors"] > 0, cli.stdout
+        assert "Traceback" not in cli.stderr, cli.stderr[-2000:]
 
         up = httpx.post(
             f"{base}/api/documents/upload",
