@@ -31,13 +31,15 @@ export function importShare(job) {
   return Math.min(1, done / total);
 }
 
+/** "正在嵌入第 1–7 个文件：32 / 288 个 chunk" for a job's embedding batch. */
+export function embeddingText(emb) {
+  const files = emb.first === emb.last ? `第 ${emb.first} 个文件` : `第 ${emb.first}–${emb.last} 个文件`;
+  return `正在嵌入${files}：${emb.done} / ${emb.total} 个 chunk`;
+}
+
 export function importText(job) {
   const parts = [`已导入 ${job.processed ?? 0} / ${job.total ?? 0} 个文件`];
-  const emb = job.embedding;
-  if (emb) {
-    const files = emb.first === emb.last ? `第 ${emb.first} 个文件` : `第 ${emb.first}–${emb.last} 个文件`;
-    parts.push(`正在嵌入${files}：${emb.done} / ${emb.total} 个 chunk`);
-  }
+  if (job.embedding) parts.push(embeddingText(job.embedding));
   const last = (job.files || []).at(-1);
   if (last) parts.push(`最近：${last.file} ${last.status}`);
   return parts.join(" · ");
