@@ -17,12 +17,11 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
+from api.boot import Boot
 from api.http_metrics import HttpMetrics
-from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
 from api.routes import chat, documents, health, knowledge, metrics, pages, sessions
 from api.security import SecurityMiddleware
-from retrieval.collection_model import EmbeddingMismatch
 from services import Services
 from settings import Settings, SettingsError, get_settings
 
@@ -44,40 +43,21 @@ def _progress(event: dict[str, Any]) -> None:
         )
 
 
-def _lifespan(settings: Settings, services: Services | None) -> Any:
-    """Start the services (unless passed in), the runner and the import jobs; stop them after."""
+def _lifespan(settings: Settings, services: Services | None, embeddings: Any = None) -> Any:
+    """Listen at once; the services start (unless passed in) and the first import runs in the
+    background (``api/boot.py``); everything started is stopped after."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        owned = services is None
-        try:
-            svc = services or await Services.start(settings, progress=_progress)
-        except EmbeddingMismatch as exc:  # a configuration problem: say it plainly, then stop
-            log.error("cannot start: %s", exc)
-            raise
-        app.state.services = svc
-        app.state.runner = svc.runner()
-        app.state.jobs = JobRegistry(svc.kb.ingestion)
-        sweeper = svc.sweeper().start()  # a dead worker's sessions become resumable, not RUNNING
-        # Interrupted imports and stores out of step are repaired (or reported) while it runs.
-        checks = svc.kb.recovery.start(settings.knowledge_check_seconds)
-        log.info(
-            "SuperBiz Agent ready on http://%s:%s (database=%s, vectors=%s, model=%s)",
-            settings.host,
-            settings.port,
-            settings.database_kind,
-            settings.milvus_kind,
-            settings.chat_model_kind,
+        app.state.services = None
+        boot = app.state.boot = Boot(
+            app, settings, services, progress=_progress, embeddings=embeddings
         )
+        boot.start()
         try:
             yield
         finally:
-            await checks.stop()
-            await sweeper.stop()
-            await app.state.jobs.close()
-            await app.state.runner.drain()
-            if owned:
-                await svc.close()
+            await boot.stop()
 
     return lifespan
 
@@ -103,8 +83,11 @@ def _mount_routes(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
 
 
-def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
-    """``services`` may be passed in (tests share one started stack); otherwise they start here."""
+def create_app(
+    settings: Settings | None = None, services: Services | None = None, *, embeddings: Any = None
+) -> FastAPI:
+    """``services`` may be passed in (tests share one started stack); otherwise they start here
+    (with ``embeddings`` if given: tests share one loaded model)."""
     settings = settings or (services.settings if services else get_settings())
     if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
         logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)
@@ -112,7 +95,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         title="SuperBiz Agent",
         version="0.1.0",
         description="AI-Ops / SRE assistant: chat and alert analysis over a hybrid knowledge base, with full run records.",
-        lifespan=_lifespan(settings, services),
+        lifespan=_lifespan(settings, services, embeddings),
     )
     app.state.settings = settings
     errors.install(app)
@@ -130,12 +113,11 @@ def main() -> None:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-    )
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    boot = getattr(app.state, "boot", None)
+    if boot is not None and boot.phase == "failed":
+        sys.exit(3)  # the services could not start (the log says why)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -97,31 +98,41 @@ class Services:
 
         ``with_checkpointer=False`` compiles the graphs without one (LangGraph Studio's server
         brings its own)."""
-        # Several workers may start together on a fresh install: first-start work runs under one
-        # cross-process lock, so the first worker migrates and imports and the others find it done.
+        async with cls.start_holding_lock(
+            settings,
+            embeddings=embeddings,
+            migrate=migrate,
+            ingest_if_empty=ingest_if_empty,
+            progress=progress,
+            checkpointer=checkpointer,
+            with_checkpointer=with_checkpointer,
+        ) as services:
+            return services
+
+    @classmethod
+    @asynccontextmanager
+    async def start_holding_lock(cls, settings: Settings, **kwargs: Any) -> AsyncIterator[Services]:
+        """``start`` that keeps the start-up lock until the block ends.
+
+        Several workers may start together on a fresh install: first-start work runs under one
+        cross-process lock, so the first worker migrates and imports and the others find it done.
+        The server imports in the background while already serving, inside this block, so a worker
+        starting meanwhile waits for that import instead of importing the same files again or
+        "finishing" its rows as if a crash had left them PENDING."""
         async with startup_lock(settings.database_url, settings.data_dir):
-            services = await cls._start_locked(
-                settings,
-                embeddings=embeddings,
-                migrate=migrate,
-                ingest_if_empty=ingest_if_empty,
-                progress=progress,
-                checkpointer=checkpointer,
-                with_checkpointer=with_checkpointer,
-            )
-        return services
+            yield await cls._start_locked(settings, **kwargs)
 
     @classmethod
     async def _start_locked(
         cls,
         settings: Settings,
         *,
-        embeddings: SentenceTransformerEmbeddings | None,
-        migrate: bool,
-        ingest_if_empty: bool,
-        progress: Progress | None,
-        checkpointer: BaseCheckpointSaver | None,
-        with_checkpointer: bool,
+        embeddings: SentenceTransformerEmbeddings | None = None,
+        migrate: bool = True,
+        ingest_if_empty: bool = True,
+        progress: Progress | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        with_checkpointer: bool = True,
     ) -> Services:
         # Blocking work (migrations, opening Milvus, reading prompts) runs off the event loop.
         if migrate:

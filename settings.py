@@ -32,6 +32,9 @@ from pydantic_settings import (
 
 DEFAULT_CONFIG_FILE = "config.yaml"
 SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+# The sample runbooks shipped with the code; copied into DATA_DIR/knowledge_base on first start.
+SHIPPED_KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
+KNOWLEDGE_SUBDIR = "knowledge_base"
 ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
 
 
@@ -233,18 +236,27 @@ class Settings(BaseSettings):
         extra="ignore",
     )
 
+    # The three store locations default to files under data_dir (filled in by _under_data_dir);
+    # each one set explicitly wins.
     database_url: str = Field(
-        "sqlite+aiosqlite:///./data/superbiz.db",
-        description="sqlite+aiosqlite:///path.db or mysql+asyncmy://user:pass@host:3306/db",
+        "",
+        description="sqlite+aiosqlite:///path.db or mysql+asyncmy://user:pass@host:3306/db "
+        "(empty = DATA_DIR/superbiz.db)",
     )
     milvus_uri: str = Field(
-        "./data/milvus.db", description="Milvus Lite file (*.db) or http(s)://host:19530"
+        "",
+        description="Milvus Lite file (*.db) or http(s)://host:19530 (empty = DATA_DIR/milvus.db)",
     )
     milvus_token: str = Field("", description="Milvus token (user:password) for a secured server.")
-    knowledge_base_dir: Path = Field(
-        Path("./knowledge_base"), description="Folder of Markdown runbooks."
+    knowledge_base_dir: Path | None = Field(
+        None,
+        description="Folder of Markdown runbooks (empty = DATA_DIR/knowledge_base, seeded from "
+        "the shipped samples on first start).",
     )
-    data_dir: Path = Field(Path("./data"), description="Local state: SQLite, Milvus Lite, uploads.")
+    data_dir: Path = Field(
+        Path("./data"),
+        description="Local state: SQLite, Milvus Lite, checkpoints and the knowledge files.",
+    )
     prompts_dir: Path = Field(
         SHIPPED_PROMPTS_DIR, description="Folder of the prompt Markdown files (default: prompts/)."
     )
@@ -294,10 +306,21 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     auth: AuthSettings = AuthSettings()
 
+    @model_validator(mode="after")
+    def _under_data_dir(self) -> Settings:
+        # All local state under one folder: moving DATA_DIR moves every store left at its default.
+        if not self.database_url:
+            self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'superbiz.db'}"
+        if not self.milvus_uri:
+            self.milvus_uri = str(self.data_dir / "milvus.db")
+        if self.knowledge_base_dir is None:
+            self.knowledge_base_dir = self.data_dir / KNOWLEDGE_SUBDIR
+        return self
+
     @field_validator("database_url")
     @classmethod
     def _known_driver(cls, v: str) -> str:
-        if not v.startswith(("sqlite+aiosqlite://", "mysql+asyncmy://")):
+        if v and not v.startswith(("sqlite+aiosqlite://", "mysql+asyncmy://")):
             raise ValueError(
                 "must start with sqlite+aiosqlite:// (e.g. sqlite+aiosqlite:///./data/superbiz.db) "
                 "or mysql+asyncmy:// (e.g. mysql+asyncmy://root:@127.0.0.1:3306/superbiz)"
@@ -307,7 +330,7 @@ class Settings(BaseSettings):
     @field_validator("milvus_uri")
     @classmethod
     def _milvus_form(cls, v: str) -> str:
-        if not (v.endswith(".db") or v.startswith(("http://", "https://", "tcp://"))):
+        if v and not (v.endswith(".db") or v.startswith(("http://", "https://", "tcp://"))):
             raise ValueError(
                 "must be a Milvus Lite file ending in .db (e.g. ./data/milvus.db) "
                 "or a server URL such as http://localhost:19530"

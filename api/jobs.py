@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,12 @@ class ImportJob:
     files: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     error: str | None = None
+    first: bool = False  # the server's first import of an empty knowledge base
+    # Files first..last (1-based) are being embedded: done of total chunks (big files take minutes).
+    embedding: dict[str, int] | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    also: Callable[[dict[str, Any]], Any] | None = None  # another listener (the lookups' note)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -38,14 +44,20 @@ class ImportJob:
             "files": list(self.files),
             "summary": self.summary,
             "error": self.error,
+            "first": self.first,
+            "embedding": self.embedding,
         }
 
     def on_event(self, event: dict[str, Any]) -> None:
         if event["event"] == "start":
             self.total = event["total"]
+        elif event["event"] == "chunks":
+            self.embedding = {k: event[k] for k in ("done", "total", "first", "last")}
         elif event["event"] == "file" and event["status"] != "PROCESSING":
             self.processed = event["index"]
             self.files.append({k: event.get(k) for k in ("file", "status", "error", "chunks")})
+        if self.also is not None:
+            self.also(event)
         self.changed.set()
 
 
@@ -55,15 +67,23 @@ class JobRegistry:
         self.jobs: dict[str, ImportJob] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def start(self, force: bool) -> ImportJob:
-        running = next((j for j in self.jobs.values() if j.status == "running"), None)
-        if running is not None:
+    def running(self) -> ImportJob | None:
+        return next((j for j in self.jobs.values() if j.status == "running"), None)
+
+    def start(
+        self,
+        force: bool,
+        *,
+        first: bool = False,
+        also: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> ImportJob:
+        if running := self.running():
             raise ImportInProgress(
                 f"an import is already running; follow it at /api/knowledge/jobs/{running.job_id}"
             )
-        if self.ingestion.busy:  # an upload, re-index or repair: no job to follow
+        if self.ingestion.busy:
             raise ImportInProgress("documents are being written right now; retry in a moment")
-        job = ImportJob(uuid.uuid4().hex, force)
+        job = ImportJob(uuid.uuid4().hex, force, first=first, also=also)
         self.jobs[job.job_id] = job
         for old in list(self.jobs)[:-KEEP_JOBS]:
             self.jobs.pop(old, None)
@@ -96,6 +116,9 @@ class JobRegistry:
             log.exception("import job %s failed", job.job_id)  # the raw error stays in the log
             job.status = "failed"
             job.error = failures.describe(exc, vector_store=self.ingestion.store.uri)
+        finally:
+            job.embedding = None
+            job.finished.set()
         job.changed.set()
 
     async def close(self) -> None:

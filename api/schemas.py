@@ -241,6 +241,11 @@ class JobOut(Camel):
     files: list[dict[str, Any]]
     summary: dict[str, Any] | None
     error: str | None
+    first: bool = Field(False, description="the server's first import of an empty knowledge base")
+    embedding: dict[str, int] | None = Field(
+        None,
+        description="while files first..last (1-based) are embedded: done of total chunks",
+    )
 
 
 class DomainOut(Camel):

@@ -12,11 +12,14 @@ import json
 import sys
 from typing import Any
 
+import httpx
+
 from persistence.db import Database
 from persistence.migrate import upgrade
 from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
-from settings import SettingsError, load_settings
+from retrieval.milvus_lite import held_elsewhere
+from settings import Settings, SettingsError, load_settings
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -72,6 +75,42 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
     print(f"\ntimings (ms): {a['timings_ms']}")
 
 
+def _served_stats(settings: Settings) -> dict[str, Any] | None:
+    """The running server's own count (``GET /api/knowledge/stats``), or None if none answers."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    headers = {"X-API-Key": settings.api_key} if settings.api_key else {}
+    try:
+        r = httpx.get(
+            f"http://{host}:{settings.port}/api/knowledge/stats", headers=headers, timeout=5
+        )
+        return r.json() if r.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+async def _stats(kb: KnowledgeBase) -> dict[str, Any]:
+    """Counts from the stores; a Milvus Lite file held by a running server is counted by it.
+
+    Milvus Lite lets one process open its file at a time, so while the server runs this process
+    cannot count the vectors itself; it asks the server (on HOST:PORT) instead."""
+    s = kb.settings
+    held = s.milvus_kind == "milvus-lite" and held_elsewhere(s.milvus_uri)
+    out = await kb.stats(count_vectors=not held)
+    if not held:
+        return out
+    served = await asyncio.to_thread(_served_stats, s)
+    if served is not None and served.get("vectors") is not None:
+        out["vectors"] = served["vectors"]
+        out["vectors_counted_by"] = f"the running server on {s.host}:{s.port}"
+        return out
+    out["vectors_error"] = (
+        f"{s.milvus_uri} is a Milvus Lite file, which one process at a time can open, and another "
+        f"process has it open; no server answered on {s.host}:{s.port} to count them. Ask that "
+        "process (GET /api/knowledge/stats on its port) or stop it and run this again"
+    )
+    return out
+
+
 async def _run(args: argparse.Namespace) -> int:
     settings = load_settings()
     upgrade(settings.database_url)
@@ -100,7 +139,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
             return 1 if summary["failed"] else 0
         if args.cmd == "stats":
-            print(json.dumps(await kb.stats(), ensure_ascii=False, indent=2))
+            print(json.dumps(await _stats(kb), ensure_ascii=False, indent=2))
             return 0
         await kb.start(ingest_if_empty=True, progress=_progress)
         _print_lookup(kb.lookup(args.query), args.json)

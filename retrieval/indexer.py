@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,6 +19,7 @@ from retrieval.documents import DocumentError, ParsedDocument, parse_document, s
 from retrieval.store import ChunkStore
 
 log = logging.getLogger(__name__)
+PROGRESS_SLICE = 32  # chunks embedded between two progress reports (a multiple of the batch)
 
 
 class VectorIndexer:
@@ -120,7 +121,11 @@ class VectorIndexer:
         )
         return with_card(body, parsed.title, card, size, count)
 
-    def prepare(self, window: list[tuple[str, bytes, str]]) -> None:
+    def prepare(
+        self,
+        window: list[tuple[str, bytes, str]],
+        on_embedded: Callable[[int, int], None] | None = None,
+    ) -> None:
         """Parse, chunk and embed a window of files ahead of their one-by-one import.
 
         Several small files' chunks embed ~1.25× faster as one length-sorted batch than file by
@@ -136,8 +141,14 @@ class VectorIndexer:
                 continue
             self._chunk_memo[self._key(parsed)] = chunks
             texts += [c.indexed_text for c in chunks]
+        # Longest first, then in slices: the model sees the same length-sorted batches as in one
+        # call, and ``on_embedded(done, total)`` reports each slice (a big window takes minutes).
+        texts = sorted(dict.fromkeys(texts), key=len, reverse=True)
         try:
-            self.store.prepare(texts)
+            for start in range(0, len(texts), PROGRESS_SLICE):
+                self.store.prepare(texts[start : start + PROGRESS_SLICE])
+                if on_embedded:
+                    on_embedded(min(start + PROGRESS_SLICE, len(texts)), len(texts))
         except Exception:
             log.warning("batch embedding failed; embedding file by file", exc_info=True)
 

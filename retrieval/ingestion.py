@@ -38,6 +38,7 @@ from retrieval.errors import (
     store_files_removed,
 )
 from retrieval.indexer import VectorIndexer
+from retrieval.progress import embedding_progress
 from retrieval.store import ChunkStore
 from retrieval.terms import document_terms
 from retrieval.uploads import (
@@ -46,6 +47,7 @@ from retrieval.uploads import (
     ImportReport,
     check_upload,
     inside,
+    remove_file,
     store_file,
 )
 from retrieval.vector_census import files_removed
@@ -225,7 +227,10 @@ class IngestionService:
             window = todo[start : start + PREPARE_FILES]
             # (Embedding the next window while this one is written measured no faster: the
             # model already keeps both cores busy.)
-            await asyncio.to_thread(self.indexer.prepare, window)
+            files = [rel for rel, _, _ in window]
+            await asyncio.to_thread(
+                self.indexer.prepare, window, embedding_progress(progress, files, start, total)
+            )
             for i, (rel, raw, digest) in enumerate(window, start=start + 1):
                 event = {"event": "file", "index": i, "total": total, "file": rel}
                 await _emit(progress, event | {"status": "PROCESSING"})
@@ -448,6 +453,6 @@ class IngestionService:
             await self._forget(row)
             path = self.kb_dir / row.file_path
             if await asyncio.to_thread(inside, path, self.kb_dir):
-                await asyncio.to_thread(path.unlink, missing_ok=True)
+                await asyncio.to_thread(remove_file, path, self.kb_dir)
             await self._changed({row.category})
             return row

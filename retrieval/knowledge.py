@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from persistence import document_repository as docs_repo
 from persistence.db import Database
+from retrieval import failures
 from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.catalog_loader import CatalogLoader
 from retrieval.documents import parse_document
 from retrieval.embeddings import CachedEmbeddings, make_embeddings
+from retrieval.first_import import FirstImport
 from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
 from retrieval.memory import SessionMemory
 from retrieval.readability import make_readability
 from retrieval.recovery import KnowledgeRecovery
+from retrieval.seed import seed_knowledge
 from retrieval.store import ChunkStore, StoreUnavailable
-from settings import Settings
+from settings import KNOWLEDGE_SUBDIR, SHIPPED_KNOWLEDGE_DIR, Settings
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,8 @@ class KnowledgeBase:
     loader: CatalogLoader  # what lookups read the database through
     recovery: KnowledgeRecovery
     lookup_service: LookupService
+    # While the server's first import runs in the background, lookups say they see part of it.
+    first_import: FirstImport = field(default_factory=FirstImport)
 
     @classmethod
     def build(
@@ -91,6 +96,7 @@ class KnowledgeBase:
     ) -> ImportReport | None:
         """Load the catalog, finish what a crash interrupted and reconcile the stores; on a first
         start (no documents yet) import the knowledge-base folder."""
+        await asyncio.to_thread(self.seed)
         await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
         try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
             await asyncio.to_thread(self.store.check_model)
@@ -99,19 +105,25 @@ class KnowledgeBase:
         await self.loader.load()
         for problem in await self.recovery.run(thorough=True):
             log.warning("knowledge base: %s", problem)
-        if (
-            ingest_if_empty
-            and len(self.catalog) == 0
-            and await asyncio.to_thread(self.ingestion.scan)
-        ):
+        if ingest_if_empty and await self.needs_first_import():
             log.info("no documents indexed yet: importing %s", self.settings.knowledge_base_dir)
             return await self.ingestion.init(progress=progress)
         return None
 
+    def seed(self) -> bool:
+        """Seed DATA_DIR's knowledge folder with the shipped samples if it does not exist yet."""
+        kb_dir = Path(self.settings.knowledge_base_dir)
+        owned = kb_dir == Path(self.settings.data_dir) / KNOWLEDGE_SUBDIR
+        return seed_knowledge(kb_dir, SHIPPED_KNOWLEDGE_DIR, owned)
+
+    async def needs_first_import(self) -> bool:
+        """Nothing indexed yet, and runbooks waiting in the folder."""
+        return len(self.catalog) == 0 and bool(await asyncio.to_thread(self.ingestion.scan))
+
     def lookup(
         self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
     ) -> LookupOutcome:
-        return self.lookup_service.lookup(query, memory, config)
+        return self.first_import.annotate(self.lookup_service.lookup(query, memory, config))
 
     async def alookup(
         self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
@@ -124,17 +136,21 @@ class KnowledgeBase:
             await self.loader.refresh_if_stale()
         except Exception as exc:  # the database being down must not stop a lookup
             log.warning("knowledge version check failed: %s", exc)
-        return await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
+        outcome = await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
+        return self.first_import.annotate(outcome)
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self, *, count_vectors: bool = True) -> dict[str, Any]:
         """Documents per status and category, vectors, knowledge version, last import."""
         async with self.db.session() as s:
             out = await docs_repo.document_stats(s)
+        out["importing"] = self.ingestion.busy
+        if not count_vectors:
+            return out | {"vectors": None}
         try:
             out["vectors"] = await asyncio.to_thread(self.store.count)
-        except Exception:  # the vector store being down must not hide the rest
+        except Exception as exc:  # the vector store being down must not hide the rest
             out["vectors"] = None
-        out["importing"] = self.ingestion.busy
+            out["vectors_error"] = failures.describe(exc, vector_store=self.store.uri)
         return out
 
     async def close(self) -> None:

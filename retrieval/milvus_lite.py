@@ -67,3 +67,23 @@ def collection_on_disk(uri: str, collection: str) -> bool:
     holds ``collections/<name>/manifest.json`` from the moment the collection is created."""
     folder = os.path.join(os.path.abspath(uri), "collections", collection)
     return os.path.isfile(os.path.join(folder, "manifest.json"))
+
+
+def held_elsewhere(uri: str) -> bool:
+    """Whether another process has this Milvus Lite file open (it takes an exclusive ``flock`` on
+    ``<uri>/LOCK`` for as long as it runs). Opening it here would fail with a logged traceback."""
+    import fcntl
+
+    path = os.path.join(os.path.abspath(uri), "LOCK")
+    if not os.path.isfile(path):
+        return False
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

@@ -80,6 +80,19 @@ def inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
+def remove_file(path: Path, root: Path) -> None:
+    """Delete a document's file and the category folders it leaves empty (never ``root``)."""
+    path.unlink(missing_ok=True)
+    root = root.resolve()
+    folder = path.parent.resolve()
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()  # only succeeds while empty: another document keeps it
+        except OSError:
+            return
+        folder = folder.parent
+
+
 def write_temp(target: Path, data: bytes) -> Path:
     """Write ``data`` to a hidden file beside ``target`` (the folder scan skips it) and return it;
     renaming it onto ``target`` is then atomic. A failed write leaves nothing behind."""

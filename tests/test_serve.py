@@ -81,8 +81,8 @@ def test_make_serve_answers_healthz(tmp_path: Path) -> None:
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
-                if r.status_code == 200:
-                    body = r.json()
+                if r.status_code == 200 and r.json()["status"] != "importing":
+                    body = r.json()  # serving, and the first import (in the background) is done
                     break
             except httpx.HTTPError:
                 pass
@@ -101,6 +101,7 @@ def test_make_serve_answers_healthz(tmp_path: Path) -> None:
         )  # first start ingested every shipped runbook
         assert body["chatModel"] == "offline"
         assert (work / "data" / "superbiz.db").exists()
+        assert len(shipped_runbooks(work / "data")) == len(runbooks)  # seeded into DATA_DIR
     finally:
         stop_process(proc)
     assert proc.returncode is not None

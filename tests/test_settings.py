@@ -7,9 +7,9 @@ from settings import SettingsError, load_settings
 
 def test_defaults_are_the_embedded_stack() -> None:
     s = load_settings()
-    assert s.database_url == "sqlite+aiosqlite:///./data/superbiz.db"
-    assert s.milvus_uri == "./data/milvus.db"
-    assert s.knowledge_base_dir == Path("knowledge_base")
+    assert s.database_url == "sqlite+aiosqlite:///data/superbiz.db"
+    assert s.milvus_uri == "data/milvus.db"
+    assert s.knowledge_base_dir == Path("data/knowledge_base")
     assert s.port == 9900
     assert (s.database_kind, s.milvus_kind, s.chat_model_kind) == (
         "sqlite",
@@ -17,6 +17,29 @@ def test_defaults_are_the_embedded_stack() -> None:
         "offline",
     )
     assert s.retrieval.normalization.max_l2_distance == 2.0
+
+
+def test_every_local_store_follows_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "state"))
+    s = load_settings()
+    assert s.database_url == f"sqlite+aiosqlite:///{tmp_path / 'state' / 'superbiz.db'}"
+    assert s.milvus_uri == str(tmp_path / "state" / "milvus.db")
+    assert s.knowledge_base_dir == tmp_path / "state" / "knowledge_base"
+
+
+def test_each_store_setting_still_overrides_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DATABASE_URL", "mysql+asyncmy://root:@127.0.0.1:3306/x")
+    monkeypatch.setenv("MILVUS_URI", "http://milvus:19530")
+    monkeypatch.setenv("KNOWLEDGE_BASE_DIR", str(tmp_path / "kb"))
+    s = load_settings()
+    assert s.database_url == "mysql+asyncmy://root:@127.0.0.1:3306/x"
+    assert s.milvus_uri == "http://milvus:19530"
+    assert s.knowledge_base_dir == tmp_path / "kb"
 
 
 def test_config_yaml_sets_nested_kebab_keys(

@@ -13,17 +13,21 @@ async def healthz(request: Request) -> JSONResponse:
     """Store status: database, vector store, chat model, documents. 503 while the database is
     unreachable or refuses writes (runs would fail; a read-only file or a full disk still answers
     reads, so writes are probed); 200 "degraded" when the vector store is unusable (L0 still works)
-    or the knowledge base's stores disagree in a way the last check could not repair."""
+    or the knowledge base's stores disagree in a way the last check could not repair; 503
+    "starting" until the services are up; 200 "importing" while the first import runs."""
     settings = request.app.state.settings
     svc = getattr(request.app.state, "services", None)
+    boot = getattr(request.app.state, "boot", None)
+    start = boot.health() if boot is not None else {}
     if svc is None:
-        return JSONResponse({"status": "starting"}, status_code=503)
+        return JSONResponse(_not_serving(start), status_code=503)
     reachable = await svc.db.ping()
     write_failure = await svc.db.write_failure() if reachable else None
     db_ok = reachable and write_failure is None
     vectors_ok, problems = await svc.kb.recovery.health()
+    importing = start.get("phase") == "importing"
     body = {
-        "status": "ok" if db_ok and not problems else "degraded",
+        "status": "degraded" if not db_ok or problems else ("importing" if importing else "ok"),
         "database": {
             "kind": settings.database_kind,
             "ok": db_ok,
@@ -36,8 +40,28 @@ async def healthz(request: Request) -> JSONResponse:
         "knowledgeVersion": svc.kb.catalog.version,
         "problems": problems,  # what is wrong with the knowledge base and what to do, in words
     }
+    if importing and "import" in start:
+        body["import"] = start["import"]  # the first import's job: per file, per chunk batch
+        body["message"] = (
+            "first import of the knowledge base running: lookups answer from the documents "
+            "indexed so far"
+        )
     if not reachable:
         body["message"] = "the database is unreachable; requests get 503 until it is back"
     elif write_failure:
         body["message"] = f"{write_failure}; runs and uploads get 503 until then"
     return JSONResponse(body, status_code=200 if db_ok else 503)
+
+
+def _not_serving(start: dict) -> dict:
+    if start.get("phase") == "failed":
+        return {
+            "status": "failed",
+            "message": f"the service could not start: {start.get('error')}; the server stops",
+        }
+    return {
+        "status": "starting",
+        "message": "migrating the database, loading the embedding model and opening the vector "
+        "store; retry in a few seconds",
+        "timeline": start.get("timeline", {}),
+    }

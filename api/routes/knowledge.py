@@ -23,7 +23,10 @@ ERRORS = responses(401, 403, 404, 409, 415, 422, 503)
 
 
 def _jobs(request: Request) -> JobRegistry:
-    return request.app.state.jobs
+    jobs = getattr(request.app.state, "jobs", None)
+    if jobs is None:
+        raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
+    return jobs
 
 
 @router.post("/knowledge/init", status_code=202, response_model=JobOut, responses=ERRORS)
@@ -74,9 +77,10 @@ async def job_events(request: Request, job_id: str) -> EventSourceResponse:
 
 
 @router.get("/knowledge/stats", responses=ERRORS)
-async def stats(services: ServicesDep) -> dict[str, Any]:
-    """Documents, vectors, per category and per status."""
-    return camelize(await services.kb.stats())
+async def stats(request: Request, services: ServicesDep) -> dict[str, Any]:
+    """Documents, vectors, per category and per status, and the running import job if any."""
+    running = _jobs(request).running()
+    return camelize(await services.kb.stats() | {"job": running.view() if running else None})
 
 
 @router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)

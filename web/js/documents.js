@@ -3,6 +3,7 @@
 // document fields (fault source, API name, version, chunking) are rendered by doc_meta.js.
 
 import { ApiError, api, describeError } from "./api.js";
+import { embeddingText, importShare } from "./startup.js";
 import {
   clear, confirmDialog, debounce, emptyState, errorBox, fmtBytes, fmtDate, h, initShell, json,
   jsonDetails, loadingState, okBox, openDialog, pager, pick, refreshHealth, setChildren, statusBadge,
@@ -498,12 +499,14 @@ function openReimport() {
 function renderJob(job) {
   const total = job.total || 0;
   const processed = job.processed || 0;
-  const pct = total ? Math.round((processed / total) * 100) : job.status === "running" ? 0 : 100;
+  // Per chunk batch too: a window of files is embedded before any of them is written.
+  const pct = total ? Math.round(importShare(job) * 100) : job.status === "running" ? 0 : 100;
   const files = job.files || [];
   setChildren(
     els.reimportProgress,
     h("p", {}, "任务 ", h("code", {}, pick(job, "jobId")), " ", statusBadge(job.status, "job-status"),
-      ` ${processed} / ${total}`),
+      ` ${processed} / ${total}`,
+      job.embedding ? h("span", { class: "muted", "data-testid": "job-embedding" }, ` · ${embeddingText(job.embedding)}`) : null),
     h("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct), "aria-label": "导入进度" },
       h("span", { style: { width: `${pct}%` } })),
     job.error ? errorBox(`导入失败：${job.error}`, "job-error") : null,
@@ -595,6 +598,7 @@ els.pageSize.addEventListener("change", () => {
 els.q.value = state.q;
 els.pageSize.value = String(state.pageSize);
 initShell();
+window.addEventListener("superbiz:started", () => refreshAll()); // the server finished starting
 renderCards();
 loadStats();
 loadDocuments();

@@ -3,6 +3,7 @@
 
 import { api, getApiKey, setApiKey, setKeyPrompt } from "./api.js";
 import { icon } from "./icons.js";
+import { watchStartup } from "./startup.js";
 
 /**
  * h("button", {class: "primary", onclick: fn, "data-testid": "x"}, "text", child…)
@@ -271,11 +272,11 @@ function apiKeyDialog(button) {
 async function showHealth(dot, text) {
   try {
     const hz = await api("/healthz");
-    const ok = hz.status === "ok";
+    const ok = hz.status === "ok" || hz.status === "importing"; // importing: serving
     dot.className = `health-dot ${ok ? "ok" : "bad"}`;
     const model = pick(hz, "chatModel");
     const docs = hz.documents;
-    text.textContent = [ok ? "ok" : hz.status, model, docs !== undefined ? `${docs} docs` : null]
+    text.textContent = [hz.status, model, docs !== undefined ? `${docs} docs` : null]
       .filter(Boolean)
       .join(" · ");
     const problems = (hz.problems ?? []).join("\n");
@@ -306,6 +307,7 @@ export function initShell() {
   tools.append(h("span", { class: "nowrap", title: "GET /healthz" }, dot, " ", text), keyBtn);
   healthNodes = [dot, text];
   showHealth(dot, text);
+  watchStartup(() => showHealth(dot, text)); // a banner while the server starts or first imports
 }
 
 export function debounce(fn, ms = 300) {
