@@ -156,3 +156,32 @@ async def test_another_model_id_reuses_no_vector(cold) -> None:
     finally:
         await again.close()
         await again.db.dispose()
+
+
+@pytest.mark.slow  # a Milvus Lite server process
+async def test_against_a_milvus_server_a_forced_reimport_embeds_nothing(
+    tmp_path: Path, embeddings
+) -> None:
+    from tests.support.processes import MilvusLiteServer, free_port
+
+    milvus = MilvusLiteServer(tmp_path / "milvus-data", free_port()).start()
+    emb = CountingEmbeddings(embeddings)
+    kb = await build_kb(kb_settings(tmp_path, milvus_uri=milvus.uri), emb)
+    try:
+        await kb.start()
+        chunks = kb.store.count()
+        rows, answers = _rows(kb), _answers(kb)
+        emb.embedded.clear()
+
+        forced = await kb.ingestion.init(force=True)
+
+        assert forced.count("INDEXED") == len(fixture_docs())
+        assert emb.embedded == []
+        # Rows are rewritten against a server (docs/deploy.md: BM25 statistics), each vector
+        # reused: the same rows and vectors, the same answers.
+        assert kb.store.count() == chunks and _rows(kb) == rows
+        assert _answers(kb) == answers
+    finally:
+        await kb.close()
+        await kb.db.dispose()
+        milvus.stop()
