@@ -1,6 +1,8 @@
 """The vector side of an import: chunk a parsed document, embed it and write its vectors, replacing
 the old ones. Inside an import run, several files' chunks are embedded in one batch and Milvus
-flushes once at the end. Blocking (model and Milvus calls): the async parts run it in threads.
+flushes once at the end. A chunk whose text is already stored keeps its vector, and a document whose
+stored chunks are already what would be written is left alone (``embedding_cache.py``). Blocking
+(model and Milvus calls): the async parts run it in threads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from retrieval.chunking import Chunk, card_text, chunk_document, with_card
 from retrieval.doc_fields import DEFAULT_VERSION, DocFields, chunking_problem
 from retrieval.documents import DocumentError, ParsedDocument, parse_document, section_titles
+from retrieval.embedding_cache import StoredChunk, unchanged
 from retrieval.store import ChunkStore
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,9 @@ class VectorIndexer:
         self._fresh_paths: set[str] = set()
         # Chunks computed ahead by a run's batch embedding, keyed by what they depend on.
         self._chunk_memo: dict[tuple[object, ...], list[Chunk]] = {}
+        # Stored rows of a window's files, read back in one query by ``prepare``.
+        self._stored_memo: dict[str, list[StoredChunk]] = {}
+        self._in_run = False
 
     @contextlib.asynccontextmanager
     async def run(self, fresh_paths: Iterable[str] = ()) -> AsyncIterator[None]:
@@ -38,6 +44,7 @@ class VectorIndexer:
         ``fresh_paths`` have no row before this run, so their Milvus delete (a scan of the
         collection) is skipped."""
         self._fresh_paths = set(fresh_paths)
+        self._in_run = True
         self.store.begin_bulk()
         failing = False
         try:
@@ -46,7 +53,7 @@ class VectorIndexer:
             failing = True
             raise
         finally:
-            self._fresh_paths = set()
+            self._fresh_paths, self._in_run = set(), False
             self.end_window()
             try:
                 await asyncio.to_thread(self.store.end_bulk)
@@ -61,6 +68,7 @@ class VectorIndexer:
     def end_window(self) -> None:
         """Forget whatever a window's failed files left prepared."""
         self._chunk_memo.clear()
+        self._stored_memo.clear()
         self.store.discard_prepared()
 
     @property
@@ -141,8 +149,10 @@ class VectorIndexer:
                 continue
             self._chunk_memo[self._key(parsed)] = chunks
             texts += [c.indexed_text for c in chunks]
+        self._read_stored([rel for rel, _, _ in window if rel not in self._fresh_paths])
         # Longest first, then in slices: the model sees the same length-sorted batches as in one
         # call, and ``on_embedded(done, total)`` reports each slice (a big window takes minutes).
+        # ``prepare`` embeds only the texts no stored vector covers.
         texts = sorted(dict.fromkeys(texts), key=len, reverse=True)
         try:
             for start in range(0, len(texts), PROGRESS_SLICE):
@@ -152,11 +162,54 @@ class VectorIndexer:
         except Exception:
             log.warning("batch embedding failed; embedding file by file", exc_info=True)
 
+    def _read_stored(self, paths: list[str]) -> None:
+        """One query for the stored rows of a window's known files; their vectors become reusable."""
+        if not paths:
+            return
+        try:
+            rows = self.store.stored_chunks(file_paths=paths)
+        except Exception:  # reuse is an optimisation: without it every chunk is embedded
+            log.warning("could not read stored vectors; embedding every chunk", exc_info=True)
+            return
+        for path in paths:
+            self._stored_memo[path] = []
+        for row in rows:
+            self._stored_memo.setdefault(row.file_path, []).append(row)
+        self.store.vector_cache.remember(rows)
+
+    def _stored(self, doc_id: str, path: str) -> list[StoredChunk]:
+        if path in self._fresh_paths:
+            return []
+        if path in self._stored_memo:
+            return self._stored_memo.pop(path)
+        try:
+            rows = self.store.stored_chunks(doc_id=doc_id)
+        except Exception:  # the delete below reports what is wrong with the store
+            log.warning("could not read stored vectors of %s", doc_id, exc_info=True)
+            return []
+        self.store.vector_cache.remember(rows)
+        return rows
+
     def index(self, doc_id: str, parsed: ParsedDocument) -> int:
         """Write the document's vectors in place of its old ones; returns how many."""
         chunks = self._chunk_memo.pop(self._key(parsed), None)
         if chunks is None:
             chunks = self._chunks(parsed)
+        try:
+            return self._write(doc_id, parsed, chunks)
+        finally:
+            if not self._in_run:  # an upload: nothing else will reuse these vectors
+                self.store.discard_prepared()
+
+    def _write(self, doc_id: str, parsed: ParsedDocument, chunks: list[Chunk]) -> int:
+        stored = self._stored(doc_id, parsed.file_path)
+        # Against a Milvus server the rows are rewritten all the same (with their vectors reused):
+        # there a forced re-import is how BM25 statistics get one segment again (docs/deploy.md).
+        if self.store.local and unchanged(
+            stored, doc_id, parsed.file_path, parsed.category, chunks
+        ):
+            self.store.vector_cache.count(hits=len(chunks))
+            return len(chunks)
         with self.store.bulk():  # delete + insert: one flush (or none inside an import run)
             # Replace, never append: a re-import must not leave the old version's vectors behind.
             if parsed.file_path not in self._fresh_paths:

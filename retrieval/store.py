@@ -27,6 +27,7 @@ from langchain_core.embeddings import Embeddings
 from retrieval import collection_model
 from retrieval.chunking import Chunk
 from retrieval.collection_model import EmbeddingMismatch
+from retrieval.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.milvus_api import milvus
 from retrieval.milvus_lite import merge_segments, warm_jieba
@@ -125,7 +126,8 @@ class ChunkStore:
         if self.local:
             connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
-        self._prepared = PreparedEmbeddings(embeddings)
+        self.vector_cache = EmbeddingCache(self.model_id)
+        self._prepared = PreparedEmbeddings(embeddings, self.vector_cache)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
         self._vectorstore: Any = None  # langchain_milvus.Milvus, connected on first use
         self._known_to_exist = False
@@ -354,6 +356,20 @@ class ChunkStore:
         flt = f'doc_id == "{_escape(doc_id)}"' if doc_id else ""
         res = self.client.query(self.collection, filter=flt, output_fields=["count(*)"])
         return int(res[0]["count(*)"]) if res else 0
+
+    def stored_chunks(
+        self, *, file_paths: Sequence[str] = (), doc_id: str = ""
+    ) -> list[StoredChunk]:
+        """The rows (vectors included) of these files or of this document, for reuse."""
+        if not (file_paths or doc_id) or not self.exists():
+            return []
+        if doc_id:
+            flt = f'doc_id == "{_escape(doc_id)}"'
+        else:
+            flt = "file_path in [" + ", ".join(f'"{_escape(p)}"' for p in file_paths) + "]"
+        fields = [PK, TEXT, DENSE, *META_FIELDS]
+        rows = self.client.query(self.collection, filter=flt, output_fields=fields)
+        return [StoredChunk.from_row(r) for r in rows]
 
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         if not self.exists():

@@ -62,6 +62,11 @@ def test_kill_during_forced_import_is_recovered_at_restart(tmp_path: Path) -> No
     files = len(fixture_docs()) + len(extra)
     srv = start_server(tmp_path, name="first")
     try:
+        # Every chunk of the extra runbooks changes: unchanged ones would reuse their stored
+        # vectors, and the forced import would be over before it could be interrupted.
+        for rel in extra:
+            path = tmp_path / "knowledge_base" / rel
+            path.write_bytes(path.read_bytes().replace(b"svc-", b"service-"))
         job = httpx.post(f"{srv.base_url}/api/knowledge/init", params={"force": "true"}).json()
 
         def halfway() -> bool:
