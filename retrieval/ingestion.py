@@ -12,13 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import inspect
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from persistence import document_repository as docs_repo
 from persistence.db import Database
@@ -37,8 +34,9 @@ from retrieval.errors import (
     VectorStoreDamaged,
     store_files_removed,
 )
+from retrieval.import_rows import REFUSED, is_refused, new_document
 from retrieval.indexer import VectorIndexer
-from retrieval.progress import embedding_progress
+from retrieval.progress import Progress, embedding_progress, emit
 from retrieval.store import ChunkStore
 from retrieval.terms import document_terms
 from retrieval.uploads import (
@@ -56,35 +54,9 @@ from telemetry import metrics
 log = logging.getLogger(__name__)
 
 PREPARE_FILES = 8  # an import embeds the chunks of this many files in one batch
-Progress = Callable[[dict[str, Any]], Any]
 Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
 ChangeHook = Callable[[set[str]], Awaitable[None]]
-REFUSED = "refused"  # doc_metadata flag: the content itself was refused (not a passing fault)
 Todo = list[tuple[str, bytes, str]]  # (relative path, content, sha256) of files to import
-
-
-def _refused(row: ApiDocument) -> bool:
-    return row.status == DocumentStatus.FAILED and bool((row.doc_metadata or {}).get(REFUSED))
-
-
-def new_document(rel: str) -> ApiDocument:
-    """The row of a file seen for the first time (not stored yet)."""
-    path = PurePosixPath(rel)
-    return ApiDocument(
-        doc_id=uuid.uuid4().hex,
-        file_name=path.name,
-        file_path=rel,
-        category=path.parts[0] if len(path.parts) > 1 else "general",
-        status=DocumentStatus.PENDING,
-    )
-
-
-async def _emit(progress: Progress | None, event: dict[str, Any]) -> None:
-    if progress is None:
-        return
-    out = progress(event)
-    if inspect.isawaitable(out):
-        await out
 
 
 class IngestionService:
@@ -171,7 +143,7 @@ class IngestionService:
         todo, remembered = await self._plan(files, known, force, report)
         report.results += remembered
         await self._mark_pending([rel for rel, _, _ in todo], known)
-        await _emit(
+        await emit(
             progress, {"event": "start", "total": len(todo), "skipped": report.count("SKIPPED")}
         )
         touched: set[str] = set()
@@ -181,7 +153,7 @@ class IngestionService:
         if touched or any(r.status == "FAILED" and r not in remembered for r in report.results):
             await self._changed(touched)
         report.duration_ms = (time.perf_counter() - t0) * 1000
-        await _emit(
+        await emit(
             progress,
             {"event": "done", **{k: v for k, v in report.as_dict().items() if k != "files"}},
         )
@@ -209,7 +181,7 @@ class IngestionService:
                 if row.status == DocumentStatus.INDEXED:
                     report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
                     continue
-                if _refused(row):
+                if is_refused(row):
                     remembered.append(
                         FileResult(rel, "FAILED", row.doc_id, error=row.error_message)
                     )
@@ -233,12 +205,12 @@ class IngestionService:
             )
             for i, (rel, raw, digest) in enumerate(window, start=start + 1):
                 event = {"event": "file", "index": i, "total": total, "file": rel}
-                await _emit(progress, event | {"status": "PROCESSING"})
+                await emit(progress, event | {"status": "PROCESSING"})
                 result, category = await self._import(rel, raw, digest)
                 report.results.append(result)
                 if category:
                     touched.add(category)
-                await _emit(
+                await emit(
                     progress,
                     event
                     | {"status": result.status, "error": result.error, "chunks": result.chunks},

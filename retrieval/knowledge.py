@@ -16,9 +16,10 @@ from retrieval.catalog_loader import CatalogLoader
 from retrieval.documents import parse_document
 from retrieval.embeddings import CachedEmbeddings, make_embeddings
 from retrieval.first_import import FirstImport
-from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService, Progress
+from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
 from retrieval.memory import SessionMemory
+from retrieval.progress import Progress
 from retrieval.readability import make_readability
 from retrieval.recovery import KnowledgeRecovery
 from retrieval.seed import seed_knowledge

@@ -14,15 +14,19 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+Progress = Callable[[dict[str, Any]], Any]  # an import's listener: plain or async
 
-async def _emit(progress: Callable[[dict[str, Any]], Any], event: dict[str, Any]) -> None:
+
+async def emit(progress: Progress | None, event: dict[str, Any]) -> None:
+    if progress is None:
+        return
     out = progress(event)
     if inspect.isawaitable(out):
         await out
 
 
 def embedding_progress(
-    progress: Callable[[dict[str, Any]], Any] | None, files: list[str], start: int, total: int
+    progress: Progress | None, files: list[str], start: int, total: int
 ) -> Callable[[int, int], None] | None:
     """A callback for the embedding thread that hands each report to ``progress`` on this loop."""
     if progress is None:
@@ -33,6 +37,6 @@ def embedding_progress(
         event = {"event": "chunks", "done": done, "total": chunks, "files": files}
         event |= {"first": start + 1, "last": start + len(files), "of": total}
         if not loop.is_closed():
-            asyncio.run_coroutine_threadsafe(_emit(progress, event), loop)
+            asyncio.run_coroutine_threadsafe(emit(progress, event), loop)
 
     return embedded

@@ -27,6 +27,16 @@ from langchain_core.embeddings import Embeddings
 from retrieval import collection_model
 from retrieval.chunking import Chunk
 from retrieval.collection_model import EmbeddingMismatch
+from retrieval.collection_schema import (
+    DENSE,
+    DENSE_INDEXES,
+    JIEBA,
+    META_FIELDS,
+    PK,
+    SPARSE,
+    TEXT,
+    metadata_schema,
+)
 from retrieval.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.milvus_api import milvus
@@ -35,16 +45,6 @@ from retrieval.prepared import PreparedEmbeddings
 
 log = logging.getLogger(__name__)
 
-DENSE, SPARSE, TEXT, PK = "dense", "sparse", "text", "pk"
-META_FIELDS = ("doc_id", "file_path", "category", "chunk_index", "breadcrumb")
-JIEBA = {"tokenizer": "jieba"}
-DENSE_INDEXES = {
-    "FLAT": ({"index_type": "FLAT", "metric_type": "L2", "params": {}}, {}),
-    "HNSW": (
-        {"index_type": "HNSW", "metric_type": "L2", "params": {"M": 16, "efConstruction": 200}},
-        {"ef": 64},
-    ),
-}
 RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
 # pymilvus pings its channel every 10 s, calls in flight or not; Milvus Lite's gRPC server keeps
@@ -53,18 +53,6 @@ CONNECT_TIMEOUT_S = 5.0
 # reconnected. Keepalive guards long network paths against silent drops; Milvus Lite runs in this
 # process, on loopback: no pings (tests/test_grpc_keepalive.py).
 LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
-
-
-def metadata_schema() -> dict[str, Any]:
-    data_type = milvus().DataType
-    varchar = lambda n: {"dtype": data_type.VARCHAR, "kwargs": {"max_length": n}}  # noqa: E731
-    return {
-        "doc_id": varchar(64),
-        "file_path": varchar(512),
-        "category": varchar(64),
-        "chunk_index": {"dtype": data_type.INT64},
-        "breadcrumb": varchar(1024),
-    }
 
 
 @dataclass
