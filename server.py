@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from api import errors
 from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
-from api.routes import chat, documents, health, knowledge, pages, sessions
+from api.routes import cases, chat, documents, health, insights, knowledge, pages, sessions
 from api.security import SecurityMiddleware
 from retrieval.collection_model import EmbeddingMismatch
 from services import Services
@@ -96,7 +96,7 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
 
 
 def _mount_routes(app: FastAPI) -> None:
-    for module in (health, chat, knowledge, documents, sessions, pages):
+    for module in (health, chat, knowledge, documents, sessions, cases, insights, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
 
