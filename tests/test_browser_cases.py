@@ -25,6 +25,7 @@ with contextlib.suppress(ImportError):  # browser_marks() skips the module with 
 pytestmark = browser_marks()
 
 QUESTIONS = ["Redis OOM command not allowed 怎么处理？", "ERR_TIMEOUT 是什么意思？"]
+L1_QUESTION = "How do I fix a database connection pool timeout?"  # fills the similarity chart
 CHARTS = ("timeline", "relevance", "dedup", "similarity", "evidence", "latency")
 
 
@@ -76,10 +77,10 @@ async def page(browser: Browser, server: Server) -> AsyncIterator[Page]:
     assert not problems, "\n".join(problems) + f"\n--- server log ---\n{server.log_tail(30)}"
 
 
-async def shot(page: Page, name: str) -> None:
+async def shot(page: Page, name: str, *, full_page: bool = False) -> None:
     folder = os.environ.get("SHOTS_DIR")
     if folder:
-        await page.screenshot(path=str(Path(folder) / name), full_page=False)
+        await page.screenshot(path=str(Path(folder) / name), full_page=full_page)
 
 
 def api(server: Server) -> httpx.Client:
@@ -97,14 +98,14 @@ async def test_empty_pages_say_so(page: Page) -> None:
     )
 
 
-async def test_every_page_links_cases_and_insights(page: Page) -> None:
+async def test_every_page_links_cases_and_insights(page: Page, server: Server) -> None:
     for path in ("/", "/documents", "/sessions", "/retrieval", "/cases", "/insights"):
         await page.goto(path)
         await expect(page.get_by_test_id("nav-cases")).to_have_attribute("href", "/cases")
         await expect(page.get_by_test_id("nav-insights")).to_have_attribute("href", "/insights")
         await expect(page.locator('a[aria-current="page"]')).to_have_count(1)
     await page.get_by_test_id("nav-cases").click()
-    await expect(page).to_have_url(f"{page.url.split('/insights')[0]}/cases")
+    await expect(page).to_have_url(f"{server.base_url}/cases")
 
 
 async def test_cases_page_lists_searches_and_opens_a_case(page: Page, server: Server) -> None:
@@ -146,6 +147,7 @@ async def test_insights_page_draws_every_chart_with_the_api_numbers(
     page: Page, server: Server
 ) -> None:
     with api(server) as c:
+        assert c.post("/api/chat", json={"question": L1_QUESTION}).status_code == 200
         data = c.get("/api/insights").json()
     assert data["lookups"] > 0 and not data["empty"]
     await page.goto("/insights")
@@ -191,6 +193,7 @@ async def test_insights_page_draws_every_chart_with_the_api_numbers(
     )
     assert painted > 500
     await shot(page, "insights.png")
+    await shot(page, "insights-full.png", full_page=True)
 
     await page.get_by_test_id("insight-range").select_option("24")
     await expect(page.get_by_test_id("insight-span")).to_contain_text("小时")

@@ -19,6 +19,7 @@ QUESTIONS = [
     "Redis OOM command not allowed 怎么处理？",
     "ERR_TIMEOUT 是什么意思？",
     "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？",
+    "How do I fix a database connection pool timeout?",  # no exact keyword: answered from L1
 ]
 
 
@@ -81,7 +82,7 @@ async def test_useful_files_a_case_and_retracting_removes_it(api: httpx.AsyncCli
 
 
 async def test_cases_search_and_paging(api: httpx.AsyncClient) -> None:
-    sids = [await _chat(api, q) for q in QUESTIONS]
+    sids = [await _chat(api, q) for q in QUESTIONS[:3]]
     for sid in sids:
         await _feedback(api, sid, "useful")
     hit = (await api.get("/api/cases", params={"q": "hikaricp"})).json()  # any letter case
@@ -130,7 +131,7 @@ async def test_insights_add_up_to_the_recorded_runs(api: httpx.AsyncClient) -> N
     await _feedback(api, sids[0], "useful")
     await _feedback(api, sids[1], "not_useful")
     await _feedback(api, sids[2], "useful")
-    await _feedback(api, sids[2], "not_useful")  # retracted: no case
+    await _feedback(api, sids[2], "not_useful")  # retracted: no case; sids[3] gets none
     traces = [(await api.get(f"/api/sessions/{s}")).json() for s in sids]
     calls = [inv for t in traces for inv in t["invocations"]]
     lookups = [c for c in calls if c["toolName"] == "lookup_knowledge"]
@@ -145,21 +146,21 @@ async def test_insights_add_up_to_the_recorded_runs(api: httpx.AsyncClient) -> N
     dedup = Counter(c["dedupReason"] for c in lookups)
     assert {x["key"]: x["count"] for x in d["dedupReasons"]} == dict(dedup)
     with_similarity = [
-        c for c in lookups if c["retrievalDetails"].get("l1TopSimilarity") is not None
+        c for c in lookups if c["retrievalDetails"].get("l1_top_similarity") is not None
     ]
-    assert sum(b["count"] for b in d["similarity"]) == len(with_similarity)
+    assert with_similarity and sum(b["count"] for b in d["similarity"]) == len(with_similarity)
     for c in with_similarity:  # each similarity landed in its bin
-        v = c["retrievalDetails"]["l1TopSimilarity"]
+        v = c["retrievalDetails"]["l1_top_similarity"]
         assert any(b["lo"] <= v <= b["hi"] and b["count"] for b in d["similarity"])
     assert sum(b["count"] for b in d["evidenceScores"]) == len(sids)
     scores = [t["session"]["evidenceScore"] for t in traces]
     assert d["evidenceMean"] == round(sum(scores) / len(scores), 1)
 
     fb = d["feedback"]
-    assert (fb["sessions"], fb["useful"], fb["notUseful"], fb["noFeedback"]) == (3, 1, 2, 0)
-    assert fb["cases"] == 1 and fb["feedbackRate"] == 1.0 and fb["usefulRate"] == 0.3333
-    assert d["sessionsByStatus"] == {"RUNNING": 0, "SUCCESS": 3, "FAILED": 0}
-    assert sum(t["sessions"] for t in d["timeline"]) == 3
+    assert (fb["sessions"], fb["useful"], fb["notUseful"], fb["noFeedback"]) == (4, 1, 2, 1)
+    assert fb["cases"] == 1 and fb["feedbackRate"] == 0.75 and fb["usefulRate"] == 0.3333
+    assert d["sessionsByStatus"] == {"RUNNING": 0, "SUCCESS": 4, "FAILED": 0}
+    assert sum(t["sessions"] for t in d["timeline"]) == 4
     assert sum(t["lookups"] for t in d["timeline"]) == len(lookups)
     latency = {x["tool"]: x for x in d["toolLatency"]}
     assert {t: x["calls"] for t, x in latency.items()} == dict(

@@ -83,7 +83,8 @@ function renderTable(total) {
 }
 
 function clip(text, n) {
-  const t = (text || "").replace(/\s+/g, " ").trim();
+  // The excerpt is Markdown; in one table cell its marks are noise.
+  const t = (text || "").replace(/[*`#>]+/g, "").replace(/\s+/g, " ").trim();
   return t.length > n ? `${t.slice(0, n)}…` : t || "—";
 }
 

@@ -89,17 +89,10 @@ function panels(d) {
   const latency = pick(d, "toolLatency") || [];
   return [
     chartPanel("timeline", "会话与检索趋势 Sessions & lookups over time", `每${unit}的会话数与 lookup_knowledge 调用数`,
-      {
-        type: "line",
-        data: {
-          labels: timeline.map((t) => fmtDate(t.start).slice(d.bucket === "hour" ? 5 : 0, d.bucket === "hour" ? 16 : 10)),
-          datasets: [
-            { label: "会话 sessions", data: timeline.map((t) => t.sessions), borderColor: BLUE, backgroundColor: BLUE, tension: 0.2 },
-            { label: "检索 lookups", data: timeline.map((t) => t.lookups), borderColor: ORANGE, backgroundColor: ORANGE, tension: 0.2 },
-          ],
-        },
-        options: { animation: false, maintainAspectRatio: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
-      },
+      bar(timeline.map((t) => fmtDate(t.start).slice(d.bucket === "hour" ? 5 : 0, d.bucket === "hour" ? 16 : 10)), [
+        { label: "会话 sessions", data: timeline.map((t) => t.sessions), backgroundColor: BLUE },
+        { label: "检索 lookups", data: timeline.map((t) => t.lookups), backgroundColor: ORANGE },
+      ]),
       timeline.some((t) => t.sessions || t.lookups)),
     chartPanel("relevance", "查询质量分布 Relevance levels", "每次检索被判定的相关等级",
       countsChart(pick(d, "relevanceLevels"), LEVEL_LABELS, LEVEL_COLORS), sum(pick(d, "relevanceLevels")) > 0),
