@@ -198,3 +198,16 @@ async def test_insights_page_draws_every_chart_with_the_api_numbers(
     await page.get_by_test_id("insight-range").select_option("24")
     await expect(page.get_by_test_id("insight-span")).to_contain_text("小时")
     await expect(page.get_by_test_id("chart-relevance-canvas")).to_be_visible()
+
+
+async def test_cases_and_insights_with_content_fit_a_phone(page: Page) -> None:
+    await page.set_viewport_size({"width": 375, "height": 740})
+    for path, ready in (("/cases", "case-row"), ("/insights", "chart-relevance-canvas")):
+        await page.goto(path)
+        await expect(page.get_by_test_id(ready).first).to_be_visible()
+        await page.wait_for_load_state("networkidle")
+        extra = await page.evaluate(
+            "() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+            " - window.innerWidth"
+        )
+        assert extra <= 0, f"{path} scrolls sideways by {extra}px at 375px"
