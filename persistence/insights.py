@@ -77,13 +77,17 @@ async def _grouped(s: AsyncSession, column: Any, window: Window) -> dict[str | N
     return {key: int(n) for key, n in (await s.execute(stmt)).all()}
 
 
-async def _lookup_scores(s: AsyncSession, window: Window) -> list[tuple[Any, ...]]:
+async def _invocation_rows(s: AsyncSession, window: Window) -> list[tuple[Any, ...]]:
+    """(created_at, tool, duration_ms, similarity, confidence) of every call in the window, in
+    one pass: the rows carry large JSON, and each scan of them costs more than the arithmetic."""
     details = col(ToolInvocation.retrieval_details)
     stmt = sa.select(
         ToolInvocation.created_at,
+        ToolInvocation.tool_name,
+        ToolInvocation.duration_ms,
         _json_float(details, "l1_top_similarity"),
         _json_float(details, "confidence"),
-    ).where(col(ToolInvocation.tool_name) == LOOKUP_TOOL, *window.conds(ToolInvocation.created_at))
+    ).where(*window.conds(ToolInvocation.created_at))
     return list((await s.execute(stmt)).all())
 
 
@@ -96,13 +100,6 @@ async def _session_rows(s: AsyncSession, window: Window) -> list[tuple[Any, ...]
         _json_float(evaluation, "evidence_score"),
     ).where(*window.conds(DiagnosisSession.created_at))
     return list((await s.execute(stmt)).all())
-
-
-async def _tool_durations(s: AsyncSession, window: Window) -> list[tuple[str, float | None]]:
-    stmt = sa.select(ToolInvocation.tool_name, ToolInvocation.duration_ms).where(
-        *window.conds(ToolInvocation.created_at)
-    )
-    return [(tool, ms) for tool, ms in (await s.execute(stmt)).all()]
 
 
 async def _case_count(s: AsyncSession, window: Window) -> int:
@@ -129,9 +126,9 @@ async def read_insights(s: AsyncSession, window: Window, unit: str | None = None
     until = window.until or utcnow()
     relevance = await _grouped(s, col(ToolInvocation.relevance_level), window)
     dedup = await _grouped(s, col(ToolInvocation.dedup_reason), window)
-    scores = await _lookup_scores(s, window)
+    calls = await _invocation_rows(s, window)
+    scores = [(ts, sim, conf) for ts, tool, _, sim, conf in calls if tool == LOOKUP_TOOL]
     sessions = await _session_rows(s, window)
-    durations = await _tool_durations(s, window)
     cases = await _case_count(s, window)
     events = [(ts, "sessions") for ts, *_ in sessions] + [(ts, "lookups") for ts, *_ in scores]
     starts = [b.as_utc(ts) for ts, _ in events]
@@ -155,5 +152,5 @@ async def read_insights(s: AsyncSession, window: Window, unit: str | None = None
         evidence_mean=round(sum(evidence) / len(evidence), 1) if evidence else None,
         sessions=_session_totals(sessions, cases),
         timeline=timeline,
-        latency=b.latency_by_tool(durations),
+        latency=b.latency_by_tool((tool, ms) for _, tool, ms, *_ in calls),
     )
