@@ -80,6 +80,8 @@ async def page(browser: Browser, server: Server) -> AsyncIterator[Page]:
 async def shot(page: Page, name: str, *, full_page: bool = False) -> None:
     folder = os.environ.get("SHOTS_DIR")
     if folder:
+        await page.wait_for_timeout(800)  # let a smooth scroll settle
+        await page.evaluate("window.scrollTo(0, 0)")
         await page.screenshot(path=str(Path(folder) / name), full_page=full_page)
 
 
@@ -136,10 +138,14 @@ async def test_cases_page_lists_searches_and_opens_a_case(page: Page, server: Se
     await expect(link).to_have_attribute("href", f"/sessions#{sids[0]}")
     await shot(page, "cases.png")
 
-    with api(server) as c:  # retracted: gone after a refresh
-        c.post("/api/feedback", json={"sessionId": sids[0], "feedback": "not_useful"})
-    await page.get_by_test_id("case-refresh").click()
+    await detail.get_by_test_id("case-retract").click()  # retract from the page
+    await page.get_by_test_id("confirm-ok").click()
+    await expect(detail.get_by_test_id("case-retracted")).to_contain_text("case removed")
     await expect(rows).to_have_count(1)
+    with api(server) as c:
+        assert c.get(f"/api/cases/{case_ids[0]}").status_code == 404
+        assert c.get(f"/api/sessions/{sids[0]}").json()["session"]["feedback"] == "not_useful"
+    await page.goto(f"/cases#{case_ids[0]}")  # an old link says the case is gone
     await expect(detail.get_by_test_id("case-detail-error")).to_contain_text("case_not_found")
 
 

@@ -18,10 +18,8 @@ ERRORS = responses(401, 403, 404, 422, 503)
 
 
 def _summary(row: Any) -> CaseSummary:
-    out = CaseSummary.model_validate(
-        {**row.model_dump(), "excerpt": (row.solution or row.problem or "")[:EXCERPT_CHARS]}
-    )
-    return out
+    excerpt = (row.solution or row.problem or "")[:EXCERPT_CHARS]
+    return CaseSummary.model_validate({**row.model_dump(), "excerpt": excerpt})
 
 
 @router.get("", response_model=CasePage, responses=ERRORS)

@@ -4,8 +4,8 @@
 import { api, describeError } from "./api.js";
 import { setMarkdown } from "./markdown.js";
 import {
-  clear, debounce, emptyState, errorBox, fmtDate, h, initShell, loadingState, pager, pick,
-  setChildren, statusBadge,
+  clear, confirmDialog, debounce, emptyState, errorBox, fmtDate, h, initShell, loadingState, okBox,
+  pager, pick, setChildren, statusBadge,
 } from "./ui.js";
 
 const $ = (id) => document.getElementById(id);
@@ -123,7 +123,9 @@ async function openCase(id) {
     els.detail,
     h("div", { class: "page-head" },
       h("h2", { id: "case-detail-title", "data-testid": "case-title" }, c.title),
-      h("a", { class: "button", href: `/sessions#${encodeURIComponent(sid)}`, "data-testid": "case-session-link" }, "查看会话记录")),
+      h("div", { class: "actions" },
+        h("a", { class: "button", href: `/sessions#${encodeURIComponent(sid)}`, "data-testid": "case-session-link" }, "查看会话记录"),
+        h("button", { type: "button", class: "danger", "data-testid": "case-retract", onclick: () => retract(sid) }, "撤回（标记为没用）"))),
     h("dl", { class: "meta" },
       h("dt", {}, "案例 ID"), h("dd", { class: "mono" }, pick(c, "caseId")),
       h("dt", {}, "分类 / 来源"), h("dd", {}, `${c.category} / ${c.source}`),
@@ -135,6 +137,26 @@ async function openCase(id) {
   );
   els.detail.focus({ preventScroll: true });
   els.detail.scrollIntoView({ block: "start", behavior: "smooth" });
+}
+
+// Retracting is the feedback "not_useful" on the case's session: the server removes the case.
+async function retract(sessionId) {
+  const yes = await confirmDialog({
+    title: "撤回这个案例？",
+    message: "会话的反馈将改为「没用 not_useful」，案例从案例库中移除。之后在 API 中再次标记「有用」会重新归档。",
+    confirmLabel: "撤回",
+    danger: true,
+  });
+  if (!yes) return;
+  try {
+    const res = await api("/api/feedback", { method: "POST", json: { sessionId, feedback: "not_useful" } });
+    history.replaceState(null, "", location.pathname + location.search);
+    setChildren(els.detail, okBox(`已撤回：${res.message}`, "case-retracted"));
+    state.items = [];
+    loadCases();
+  } catch (err) {
+    els.detail.prepend(errorBox(`撤回失败：${describeError(err)}`, "case-retract-error"));
+  }
 }
 
 // ---- wiring -------------------------------------------------------------------------------------
