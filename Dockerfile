@@ -45,6 +45,7 @@ COPY graph/ graph/
 COPY persistence/ persistence/
 COPY retrieval/ retrieval/
 COPY tools/ tools/
+COPY telemetry/ telemetry/
 RUN pip install -c /opt/torch-constraint.txt . \
  && python -c "import sys, torch; sys.exit(f'CUDA torch {torch.__version__} was installed; expected the CPU build') if torch.version.cuda else print('torch', torch.__version__, '(CPU)')" \
  && if pip list 2>/dev/null | grep -i '^nvidia-'; then echo 'CUDA libraries were installed' >&2; exit 1; fi
@@ -85,6 +86,7 @@ COPY graph/ graph/
 COPY persistence/ persistence/
 COPY retrieval/ retrieval/
 COPY tools/ tools/
+COPY telemetry/ telemetry/
 COPY prompts/ prompts/
 COPY web/ web/
 COPY knowledge_base/ knowledge_base/
@@ -101,6 +103,10 @@ COPY knowledge_base/ knowledge_base/
 COPY <<'EOF' /usr/local/bin/superbiz-start
 #!/bin/sh
 set -eu
+# Every worker writes its metrics here and /metrics sums them (prometheus-client multiprocess
+# mode); emptied on each start, so counters restart from zero with the container.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-/tmp/superbiz-metrics}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 python -m persistence migrate
 python - <<'PY'
 import asyncio, logging

@@ -17,9 +17,20 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
+from api.http_metrics import HttpMetrics
 from api.jobs import JobRegistry
 from api.limits import UploadSizeLimit
-from api.routes import cases, chat, documents, health, insights, knowledge, pages, sessions
+from api.routes import (
+    cases,
+    chat,
+    documents,
+    health,
+    insights,
+    knowledge,
+    metrics,
+    pages,
+    sessions,
+)
 from api.security import SecurityMiddleware
 from retrieval.collection_model import EmbeddingMismatch
 from services import Services
@@ -93,10 +104,11 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
     app.middleware("http")(_timing)
     app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
     app.add_middleware(SecurityMiddleware, allowed_origins=settings.auth.allowed_origins)
+    app.add_middleware(HttpMetrics)  # outermost: refusals by the others are counted too
 
 
 def _mount_routes(app: FastAPI) -> None:
-    for module in (health, chat, knowledge, documents, sessions, cases, insights, pages):
+    for module in (health, metrics, chat, knowledge, documents, sessions, cases, insights, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
 

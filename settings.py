@@ -254,6 +254,9 @@ class Settings(BaseSettings):
     api_key: str = Field(
         "", description="When set, API calls require X-API-Key (reads too, see auth.protect-reads)."
     )
+    metrics_token: str = Field(
+        "", description="When set, /metrics requires 'Authorization: Bearer <token>'; empty = open."
+    )
     max_upload_mb: int = Field(10, ge=1, le=1024)
     knowledge_check_seconds: float = Field(
         60.0,

@@ -1,8 +1,13 @@
 """Graph factories for LangGraph Studio / ``langgraph dev`` (see ``langgraph.json``).
 
-The services start once per server process on the first request; the graphs are compiled without
-a checkpointer because the LangGraph server supplies its own. Port 2024 is taken on our machines:
-run ``langgraph dev --port 2025``.
+The server calls a factory on every access. Only a run needs the running system (migrated
+database, imported knowledge base, models): the services start once per server process, in the
+background from the first access on, and a run waits for them. Every other access — input and
+context schemas, drawing the graph, reading a thread's state — gets the same graph compiled over an
+outline (no tools, no stores), which costs milliseconds, so Studio opens at once instead of
+waiting for the first knowledge-base import. The graphs are compiled without a checkpointer
+because the LangGraph server supplies its own. Port 2024 is taken on our machines: run
+``langgraph dev --port 2025``.
 """
 
 from __future__ import annotations
@@ -12,12 +17,18 @@ import os
 import sys
 
 from langgraph.graph.state import CompiledStateGraph
+from langgraph_sdk.runtime import ServerRuntime
 
+from graph.deps import AgentDeps
+from graph.graphs import Graphs, compile_graphs
+from graph.models import ModelFactory
+from graph.prompts import Prompts
 from services import Services
 from settings import get_settings
 
 _services: Services | None = None
-_lock = asyncio.Lock()
+_starting: asyncio.Task[Services] | None = None
+_outline: Graphs | None = None
 
 
 async def _migrate(database_url: str) -> None:
@@ -38,23 +49,60 @@ async def _migrate(database_url: str) -> None:
         raise RuntimeError(f"migration failed: {out.decode(errors='replace')[-2000:]}")
 
 
-async def _started() -> Services:
+async def _start() -> Services:
     global _services
-    async with _lock:
-        if _services is None:
-            settings = get_settings()
-            await _migrate(settings.database_url)
-            _services = await Services.start(settings, migrate=False, with_checkpointer=False)
+    settings = get_settings()
+    await _migrate(settings.database_url)
+    _services = await Services.start(settings, migrate=False, with_checkpointer=False)
     return _services
 
 
-async def chat() -> CompiledStateGraph:
-    graphs = (await _started()).graphs
-    assert graphs is not None
-    return graphs.chat
+def _kick() -> asyncio.Task[Services]:
+    """The task starting the services; created by the first access, again after a failed start."""
+    global _starting
+    if _starting is None or (_starting.done() and _starting.exception() is not None):
+        _starting = asyncio.create_task(_start())
+    return _starting
 
 
-async def aiops() -> CompiledStateGraph:
-    graphs = (await _started()).graphs
-    assert graphs is not None
-    return graphs.aiops
+async def _started() -> Services:
+    """The running services; the first caller starts them, later ones wait for that start."""
+    return _services if _services is not None else await asyncio.shield(_kick())
+
+
+async def _no_map() -> str:
+    return ""
+
+
+def _outline_graphs() -> Graphs:
+    """Both graphs over deps that are never called: their nodes, edges and schemas, for Studio."""
+    global _outline
+    if _outline is None:
+        deps = AgentDeps(
+            models=ModelFactory(get_settings()),
+            prompts=Prompts({}),
+            tools=[],
+            knowledge_map=_no_map,
+            named_domains=lambda _question: set(),
+        )
+        _outline = compile_graphs(deps)
+    return _outline
+
+
+async def _graphs(runtime: ServerRuntime) -> Graphs:
+    if runtime.execution_runtime is not None:  # a run: it needs the real thing
+        graphs = (await _started()).graphs
+        assert graphs is not None
+        return graphs
+    if _services is not None and _services.graphs is not None:
+        return _services.graphs
+    _kick()  # start in the background: the first run will likely find everything ready
+    return _outline_graphs()
+
+
+async def chat(runtime: ServerRuntime) -> CompiledStateGraph:
+    return (await _graphs(runtime)).chat
+
+
+async def aiops(runtime: ServerRuntime) -> CompiledStateGraph:
+    return (await _graphs(runtime)).aiops

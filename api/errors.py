@@ -59,9 +59,23 @@ def error(
     return JSONResponse({"error": code, "message": message}, status_code=status, headers=headers)
 
 
+def _json_error(e: dict[str, Any], doc: Any) -> str:
+    """Where malformed JSON broke, in lines and columns (FastAPI reports a character offset)."""
+    pos = next((p for p in e.get("loc", ())[1:] if isinstance(p, int)), None)
+    reason = (e.get("ctx") or {}).get("error") or "not valid JSON"
+    if pos is None or not isinstance(doc, str):
+        return f"body: invalid JSON: {reason}"
+    line = doc.count("\n", 0, pos) + 1
+    column = pos - (doc.rfind("\n", 0, pos) + 1) + 1
+    return f"body: invalid JSON at line {line} column {column}: {reason}"
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for e in exc.errors()[:5]:
+        if e.get("type") == "json_invalid":
+            parts.append(_json_error(e, exc.body))
+            continue
         loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
         parts.append(f"{loc}: {e.get('msg', 'invalid')}")
     return "; ".join(parts) or "the request does not match the schema; see /docs"

@@ -56,10 +56,13 @@ class JobRegistry:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self, force: bool) -> ImportJob:
-        if self.ingestion.busy or any(j.status == "running" for j in self.jobs.values()):
+        running = next((j for j in self.jobs.values() if j.status == "running"), None)
+        if running is not None:
             raise ImportInProgress(
-                "an import is already running; follow it at /api/knowledge/jobs/{id}"
+                f"an import is already running; follow it at /api/knowledge/jobs/{running.job_id}"
             )
+        if self.ingestion.busy:  # an upload, re-index or repair: no job to follow
+            raise ImportInProgress("documents are being written right now; retry in a moment")
         job = ImportJob(uuid.uuid4().hex, force)
         self.jobs[job.job_id] = job
         for old in list(self.jobs)[:-KEEP_JOBS]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -52,9 +52,29 @@ class FeedbackResponse(Camel):
     case_id: str | None
 
 
-class LookupRequest(BaseModel):
+class LookupRequest(Camel):
+    """A retrieval test; every field but ``query`` overrides the server's setting for this request
+    only (omitted = the setting)."""
+
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
+    top_k: int | None = Field(
+        None, ge=1, le=10, description="documents shown (primary + supplements)"
+    )
+    highly_relevant_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 upper")
+    reference_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 lower")
+    dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of dense")
+    bm25_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of BM25")
+    judge: Literal["calibrated", "dense"] | None = None
+
+    @model_validator(mode="after")
+    def _thresholds_ordered(self) -> LookupRequest:
+        hi, ref = self.highly_relevant_threshold, self.reference_threshold
+        if hi is not None and ref is not None and ref > hi:
+            raise ValueError(
+                f"referenceThreshold ({ref}) must not exceed highlyRelevantThreshold ({hi})"
+            )
+        return self
 
 
 class Document(Camel):
@@ -68,6 +88,14 @@ class Document(Camel):
     error_message: str | None = None
     metadata: dict[str, Any] | None = Field(default=None, validation_alias="doc_metadata")
     file_size: int
+    fault_source: str | None = Field(default=None, description="故障源, e.g. redis")
+    api_name: str | None = Field(default=None, description="接口名称, e.g. /api/pay")
+    version: str = Field(default="v1.0", description="版本")
+    chunk_size: int | None = Field(default=None, description="tokens per chunk it was indexed with")
+    chunk_overlap: int | None = Field(
+        default=None, description="overlap tokens it was indexed with"
+    )
+    enabled: bool = Field(default=True, description="false: kept, but no lookup returns it")
     created_at: datetime
     updated_at: datetime
     indexed_at: datetime | None = None
@@ -76,7 +104,24 @@ class Document(Camel):
 class Chunk(Camel):
     index: int
     breadcrumb: str
-    text: str
+    text: str = Field(
+        description="the chunk's text, without the breadcrumb line it is indexed with"
+    )
+    token_count: int | None = Field(
+        default=None, description="embedding-model tokens of the indexed text (breadcrumb included)"
+    )
+
+
+class DocumentPatch(Camel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(
+        description="false takes the document out of every lookup; true brings it back"
+    )
+
+
+class FaultSourceCount(Camel):
+    fault_source: str
+    documents: int
 
 
 class DocumentDetail(Document):

@@ -28,6 +28,13 @@ class Context:
         default=None,
         metadata=_d("lookup_knowledge calls served per run (unset = the setting)."),
     )
+    supervisor: Literal["rules", "model"] = field(
+        default="rules",
+        metadata=_d(
+            "Who routes between planner and executor: rules (from the plan state, no model call) "
+            "or model (one model call per turn, with the rules as its guard)."
+        ),
+    )
     max_supervisor_turns: int = field(
         default=12, metadata=_d("Supervisor turns before the run is ended with what was found.")
     )
@@ -80,6 +87,8 @@ class Context:
             raise ValueError(
                 f"max_l2_distance must be greater than 0, or unset (got {self.max_l2_distance})"
             )
+        if self.supervisor not in ("rules", "model"):
+            raise ValueError(f"supervisor must be 'rules' or 'model' (got {self.supervisor!r})")
         if self.lookup_budget is not None and self.lookup_budget < 0:
             raise ValueError(
                 f"lookup_budget must be 0 or more, or unset (got {self.lookup_budget})"

@@ -1,6 +1,6 @@
 """What a run streams to the UI, translated from LangGraph's stream chunks. Pure.
 
-Events: ``node`` (a node started), ``tool_call``, ``tool_result``, ``token`` (answer text as the
+Events: ``node`` (a node started), ``node_end`` (it finished), ``tool_call``, ``tool_result``, ``token`` (answer text as the
 model writes it), ``answer``. The runner adds ``session`` first and ``done`` or ``error`` last.
 """
 
@@ -34,8 +34,28 @@ def _tool_event(msg: ToolMessage) -> dict[str, Any]:
             "retrievedDomainsThisSession": payload.get("retrievedDomainsThisSession"),
             "source": (payload.get("primary") or {}).get("source"),
             "message": payload.get("message"),
+            "citations": citations(msg.artifact, (payload.get("primary") or {}).get("source")),
         }
     return event
+
+
+def citations(artifact: Any, primary: str | None = None) -> list[dict[str, Any]]:
+    """The chunk an answer citing each shown document points at: its best-ranked chunk (the
+    lookup's per-chunk rows come best first), so the console can open exactly that chunk. An L0
+    hit has no chunk rows: its document is cited whole (``chunkIndex`` None)."""
+    rows = artifact.get("l1_scores") if isinstance(artifact, dict) else None
+    out: dict[str, dict[str, Any]] = {}
+    if primary:
+        out[primary] = {"source": primary, "chunkIndex": None, "breadcrumb": None}
+    for row in rows or []:
+        source = row.get("source")
+        if row.get("valid") and source and out.get(source, {}).get("chunkIndex") is None:
+            out[source] = {
+                "source": source,
+                "chunkIndex": row.get("chunk_index"),
+                "breadcrumb": row.get("breadcrumb"),
+            }
+    return list(out.values())
 
 
 def _from_update(node: str, update: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,16 +78,25 @@ def _from_update(node: str, update: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
+def _task_event(chunk: Any) -> list[dict[str, Any]]:
+    """A task starting (``input``) is a ``node`` event, one ending (``result``/``error``) a
+    ``node_end``; the task id pairs them (``graph/timing.py`` adds the duration)."""
+    if not isinstance(chunk, dict):
+        return []
+    name = str(chunk.get("name", ""))
+    if name.startswith("__") or name in QUIET_NODES:
+        return []
+    if "input" in chunk:
+        return [{"type": "node", "node": name, "task_id": chunk.get("id")}]
+    if "result" in chunk or "error" in chunk:
+        return [{"type": "node_end", "node": name, "task_id": chunk.get("id")}]
+    return []
+
+
 def translate(mode: str, chunk: Any) -> list[dict[str, Any]]:
     """The UI events in one ``astream(stream_mode=["tasks", "updates", "messages"])`` chunk."""
-    if (
-        mode == "tasks"
-        and isinstance(chunk, dict)
-        and "input" in chunk
-        and not str(chunk.get("name", "")).startswith("__")
-        and chunk["name"] not in QUIET_NODES
-    ):
-        return [{"type": "node", "node": chunk["name"]}]
+    if mode == "tasks":
+        return _task_event(chunk)
     if mode == "messages":
         msg, meta = chunk
         node = meta.get("langgraph_node")

@@ -1,37 +1,15 @@
-"""Answers made from tool evidence without a model: line selection and the extractive answer. Pure.
+"""Answers made from tool evidence without a model: the extractive answer. Pure.
 
-The nodes use it when a hard limit ends a step or a model answers with nothing; the AI-Ops report
-and the offline model build on the same line selection.
+The nodes use it when a hard limit ends a step or a model answers with nothing; the offline model
+answers with it. Line selection (shared with the AI-Ops report) is ``graph.excerpt``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from graph.evidence import Evidence, all_sources
-from retrieval.textmatch import bigrams, overlap
-
-_CODEISH = re.compile(r'^\s*["{}\[\]]')
-
-
-def select_lines(question: str, text: str, limit: int = 6) -> list[str]:
-    """The lines of ``text`` that share the most with the question, in their original order."""
-    q = bigrams(question)
-    lines = [ln.strip() for ln in text.splitlines()]
-    candidates = [
-        (i, ln)
-        for i, ln in enumerate(lines)
-        if len(ln) >= 6
-        and not ln.startswith(("```", "|---", "---"))
-        and not set(ln) <= set("-|=#* ")
-        and not _CODEISH.match(ln)
-    ]
-    scored = sorted(candidates, key=lambda x: (-overlap(x[1], q), x[0]))[:limit]
-    picked = [ln for _, ln in sorted(scored, key=lambda x: x[0]) if overlap(ln, q) > 0]
-    if not picked:  # nothing overlaps: fall back to the opening lines
-        picked = [ln for _, ln in candidates[: min(limit, 3)]]
-    return picked
+from graph.excerpt import as_markdown, quote, select
 
 
 def _lookup_parts(question: str, ev: Evidence) -> tuple[list[str], bool]:
@@ -43,8 +21,8 @@ def _lookup_parts(question: str, ev: Evidence) -> tuple[list[str], bool]:
         if not text or "," in source:
             continue
         found = True
-        lines = select_lines(question, text, 6)
-        parts.append(f"**{source}**\n" + "\n".join(f"- {ln}" for ln in lines))
+        lines = as_markdown(select(question, text, 6))
+        parts.append(f"**{source}**\n" + "\n".join(lines))
     if not contents and ev.data.get("message"):
         parts.append(f"（{ev.data['message']}）")
     return parts, found
@@ -69,13 +47,18 @@ def _other_part(ev: Evidence) -> str | None:
     return None
 
 
-def extractive_answer(question: str, evs: Sequence[Evidence], *, report: bool = False) -> str:
-    """The lines of each returned document that match the question, other tool results, sources."""
+def extractive_answer(
+    question: str, evs: Sequence[Evidence], *, report: bool = False, focus: str = ""
+) -> str:
+    """The lines of each returned document that match the question, other tool results, sources.
+
+    ``focus`` picks the lines instead of the question when it says more (a follow-up question
+    with its subject resolved from the conversation); replies still quote the question."""
     parts: list[str] = []
     found_any = False
     for ev in evs:
         if ev.tool == "lookup_knowledge":
-            lookup_parts, found = _lookup_parts(question, ev)
+            lookup_parts, found = _lookup_parts(focus or question, ev)
             parts += lookup_parts
             found_any = found_any or found
         elif (part := _other_part(ev)) is not None:
@@ -83,7 +66,7 @@ def extractive_answer(question: str, evs: Sequence[Evidence], *, report: bool = 
     sources = all_sources(evs)
     head = "执行结果：" if report else "根据知识库检索结果："
     if not found_any and any(e.tool == "lookup_knowledge" for e in evs):
-        parts.append(f"知识库中未找到与「{question[:60]}」足够相关的文档。")
-    body = "\n\n".join(parts) if parts else f"没有可用的工具结果来回答「{question[:60]}」。"
+        parts.append(f"知识库中未找到与「{quote(question)}」足够相关的文档。")
+    body = "\n\n".join(parts) if parts else f"没有可用的工具结果来回答「{quote(question)}」。"
     tail = f"\n\n来源：{'、'.join(sources)}" if sources else ""
     return f"{head}\n\n{body}{tail}"

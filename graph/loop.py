@@ -33,5 +33,5 @@ def add_loop(g: StateGraph, agents: Agents, tools: list, ending: str) -> None:
         lambda s: tools_condition(s, messages_key=SCRATCH),
         {"tools": "executor_tools", "__end__": "executor_done"},
     )
-    g.add_edge("executor_tools", "executor")
+    g.add_conditional_edges("executor_tools", agents.after_tools, ["executor", "executor_done"])
     g.add_edge("executor_done", "supervisor")

@@ -17,14 +17,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from graph.compact import compact
 from graph.context import Context
 from graph.deps import AgentDeps
 from graph.evidence import alerts, collect
 from graph.extractive import extractive_answer
 from graph.report import build_report
 from graph.routing import classify
-from graph.rules import Agent, aiops_step, next_agent
-from graph.state import AgentState, Flow, PlanStep, StepReport, run_start
+from graph.rules import Agent, aiops_step, next_agent, step_settled
+from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start
 
 HISTORY_MESSAGES = 6  # earlier conversation turns shown to the simple assistant
 EVIDENCE_CHARS = 1500  # per tool result in the final-answer prompt
@@ -39,8 +40,8 @@ class Route(BaseModel):
     reason: str = Field(default="", description="one short sentence")
 
 
-class Plan(BaseModel):
-    """The next step for the executor, or finish."""
+class Step(BaseModel):
+    """One step for the executor: one distinct symptom or alert, looked up once."""
 
     instruction: str = Field(default="", description="one instruction for the executor")
     domains: list[str] = Field(
@@ -50,7 +51,18 @@ class Plan(BaseModel):
     service: str = Field(default="", description="service whose logs to query, if any")
     alert: str = Field(default="", description="alert this step analyses (AI-Ops)")
     tools: list[str] = Field(default_factory=list, description="tools this step needs")
-    finish: bool = Field(default=False, description="true when no further step is needed")
+
+
+class Plan(BaseModel):
+    """The executor's next steps, one per distinct symptom or alert, or finish."""
+
+    steps: list[Step] = Field(
+        default_factory=list, description="steps in order; one per distinct symptom or alert"
+    )
+    finish: bool = Field(
+        default=False,
+        description="true when no step is needed after these (with no steps: finish now)",
+    )
 
 
 def _block(data: Any) -> str:
@@ -81,12 +93,38 @@ def begin(
     """The first node of a graph: opens the run with its question and resets the per-run state."""
 
     async def begin(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        given = state.get("note") if flow == "AI_OPS" else state.get("question")
-        question = (given or "").strip() or default_question
+        # A ``{"messages": [...]}`` input (Studio, LangGraph clients) asks in its last message.
+        asked = asked_in_messages(state.get("messages") or [])
+        given = (state.get("note") if flow == "AI_OPS" else state.get("question")) or ""
+        question = asked or given.strip() or default_question
         session_id = str((config.get("metadata") or {}).get("session_id") or "")
-        return run_start(question, session_id, flow)
+        return run_start(question, session_id, flow, in_messages=bool(asked))
 
     return begin
+
+
+def plan_steps(decided: Plan, scratch_len: int) -> list[PlanStep]:
+    """The planner's decision as state steps: the first is current, the rest are queued. A plan
+    marked finish ends after its last step; with no steps it is the finish step itself."""
+    if not decided.steps:
+        done: PlanStep = {
+            **Step().model_dump(),
+            "finish": True,
+            "executed": False,
+            "step_start": scratch_len,
+        }  # type: ignore[typeddict-item]
+        return [done]
+    last = len(decided.steps) - 1
+    return [
+        {
+            **step.model_dump(),  # type: ignore[typeddict-item]
+            "finish": False,
+            "executed": False,
+            "step_start": scratch_len,
+            "final": decided.finish and i == last,
+        }
+        for i, step in enumerate(decided.steps)
+    ]
 
 
 class Agents:
@@ -126,12 +164,13 @@ class Agents:
         if sum(1 for m in scratch if isinstance(m, AIMessage)) >= ctx.max_executor_steps:
             final = extractive_answer(state["question"], collect(scratch))
             return {"scratch": [AIMessage(content=final)], "stop_reason": "max_executor_steps"}
-        history = state["messages"][-(HISTORY_MESSAGES + 1) :]
-        messages = [
-            SystemMessage(self._prompt("chat_assistant", ctx.assistant_prompt)),
-            *history,
-            *scratch,
-        ]
+        history = state["messages"][-(HISTORY_MESSAGES + 1) : -1]
+        messages = compact(
+            self._prompt("chat_assistant", ctx.assistant_prompt),
+            state["question"],
+            scratch,
+            history,
+        )
         reply = await self._model("assistant", ctx, tools=True).ainvoke(messages)
         return {"scratch": [reply], "executor_steps": 1}
 
@@ -147,30 +186,38 @@ class Agents:
     async def supervise(
         self, state: AgentState, runtime: Runtime[Context]
     ) -> tuple[Agent, dict[str, Any]]:
-        """Who acts next, and the state update; the graph turns ``finish`` into its ending."""
+        """Who acts next, and the state update; the graph turns ``finish`` into its ending.
+
+        The default (``Context.supervisor = "rules"``) routes from the plan state with no model
+        call: the supervisor's turn used to be a model call that mostly restated the plan."""
         ctx = _ctx(runtime)
-        turns, plan = state["supervisor_turns"], state["plan"]
-        if turns >= ctx.max_supervisor_turns:
+        if state["supervisor_turns"] >= ctx.max_supervisor_turns:
             return "finish", {"stop_reason": "max_supervisor_turns", "supervisor_turns": 1}
+        nxt, _ = next_agent(state["plan"])
+        if ctx.supervisor == "model":
+            nxt = await self._model_route(state, ctx, nxt)
+        if nxt == "planner" and state["planner_turns"] >= ctx.max_planner_turns:
+            return "finish", {"stop_reason": "max_planner_turns", "supervisor_turns": 1}
+        return nxt, {"supervisor_turns": 1}
+
+    async def _model_route(self, state: AgentState, ctx: Context, rule: Agent) -> Agent:
+        """The model supervisor's choice, kept well-formed: never execute a finished, executed or
+        missing step (then the rule stands)."""
+        plan = state["plan"]
         view = {
             "question": state["question"],
             "flow": state["flow"],
             "plan": plan,
             "feedback": [f["report"][:300] for f in state["executor_feedback"]],
-            "turns": turns,
+            "turns": state["supervisor_turns"],
             "max_turns": ctx.max_supervisor_turns,
         }
         prompt = ctx.supervisor_prompt or self.deps.prompts[f"{_flow(state)}_supervisor"]
         decision = await self._decide("supervisor", ctx, Route, prompt, view)
-        rule, _ = next_agent(plan)
-        nxt = decision.next if decision else rule
-        # Keep the loop well-formed whatever the model says: never execute a finished, executed
-        # or missing step.
+        nxt: Agent = decision.next if decision else rule
         if nxt == "executor" and (not plan or plan["finish"] or plan["executed"]):
             nxt = rule
-        if nxt == "planner" and state["planner_turns"] >= ctx.max_planner_turns:
-            return "finish", {"stop_reason": "max_planner_turns", "supervisor_turns": 1}
-        return nxt, {"supervisor_turns": 1}
+        return nxt
 
     def _planner_view(self, state: AgentState) -> dict[str, Any]:
         feedback = state["executor_feedback"]
@@ -193,23 +240,16 @@ class Agents:
     async def planner(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = _ctx(runtime)
         view = self._planner_view(state)
-        knowledge_map = await self.deps.knowledge_map()
-        system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)
-        # A model that answers in prose instead of a plan: finish rather than loop.
-        step = await self._decide("planner", ctx, Plan, system, view) or Plan(finish=True)
-        if (
-            state["flow"] == "AI_OPS"
-            and not step.finish
-            and not view["alerts_checked"]
-            and "query_prometheus_alerts" not in step.tools
-        ):
-            step = Plan.model_validate(aiops_step(view))
-        plan: PlanStep = {
-            **step.model_dump(),  # type: ignore[typeddict-item]
-            "executed": False,
-            "step_start": len(state["scratch"]),
-        }
-        return {"plan": plan, "planner_turns": 1}
+        if state["flow"] == "AI_OPS" and not view["alerts_checked"]:
+            # An alert analysis always starts by listing the alerts: no model call to decide that.
+            decided = Plan(steps=[Step.model_validate(aiops_step(view))])
+        else:
+            knowledge_map = await self.deps.knowledge_map()
+            system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)
+            # A model that answers in prose instead of a plan: finish rather than loop.
+            decided = await self._decide("planner", ctx, Plan, system, view) or Plan(finish=True)
+        steps = plan_steps(decided, len(state["scratch"]))
+        return {"plan": steps[0], "plan_queue": steps[1:], "planner_turns": 1}
 
     async def executor(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = _ctx(runtime)
@@ -228,24 +268,37 @@ class Agents:
             if plan[k]  # type: ignore[literal-required]
         }
         spec["question"] = state["question"]
-        task = HumanMessage(f"{plan['instruction']}\n\n{_block(spec)}")
+        task = f"{plan['instruction']}\n\n{_block(spec)}"
         system = self._prompt(f"{_flow(state)}_executor", ctx.executor_prompt)
-        reply = await self._model("executor", ctx, tools=True).ainvoke(
-            [SystemMessage(system), task, *mine]
-        )
+        reply = await self._model("executor", ctx, tools=True).ainvoke(compact(system, task, mine))
         return {"scratch": [reply], "executor_steps": 1}
+
+    def after_tools(self, state: AgentState) -> Literal["executor", "executor_done"]:
+        """Back to the executor model, or — when the tools' results settle the step — straight
+        to its report (``rules.step_settled``)."""
+        plan = state["plan"]
+        settled = plan is not None and step_settled(plan["tools"], _step_messages(state))
+        return "executor_done" if settled else "executor"
 
     async def executor_done(self, state: AgentState) -> dict[str, Any]:
         plan = state["plan"]
         assert plan is not None, "executor_done follows the executor, which needs a plan step"
         mine = _step_messages(state)
+        # A step settled by its tool results has no closing model message: report the evidence.
+        text = _text(mine[-1] if mine else None) or extractive_answer(
+            plan["instruction"], collect(mine), report=True
+        )
         report: StepReport = {
             "instruction": plan["instruction"],
             "domains": plan["domains"],
             "alert": plan["alert"],
-            "report": _text(mine[-1] if mine else None),
+            "report": text,
             "call_ids": [tc["id"] for m in mine if isinstance(m, AIMessage) for tc in m.tool_calls],
         }
+        queue = state.get("plan_queue") or []
+        if queue:  # the planner's next step becomes current; its messages start here
+            nxt: PlanStep = {**queue[0], "step_start": len(state["scratch"])}
+            return {"plan": nxt, "plan_queue": queue[1:], "executor_feedback": [report]}
         return {"plan": {**plan, "executed": True}, "executor_feedback": [report]}
 
     # --- endings --------------------------------------------------------------------------------
@@ -289,4 +342,4 @@ class Agents:
         return {"answer": text, "messages": [AIMessage(content=text)]}
 
 
-__all__ = ["Agents", "Plan", "Route", "begin"]
+__all__ = ["Agents", "Plan", "Route", "Step", "begin", "plan_steps"]

@@ -30,6 +30,7 @@ from persistence import repository as repo
 from persistence import run_rows
 from persistence.db import Database
 from persistence.models import AgentStep, ToolInvocation
+from telemetry import metrics
 from tools.errors import is_expected, is_unexpected_text, tool_error_text
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,8 @@ class RunRecorder(AsyncCallbackHandler):
         if not isinstance(msg, AIMessage):
             return
         usage = msg.usage_metadata or {}
+        seconds = time.perf_counter() - start["t0"]
+        metrics.record_model_call(start["agent"], seconds, usage)
         self._next_index += 1
         step = AgentStep(
             session_id=self.session_id,
@@ -187,7 +190,7 @@ class RunRecorder(AsyncCallbackHandler):
             output_message=message_to_dict(msg),
             input_hash=start["hash"],
             has_tool_call=bool(msg.tool_calls),
-            duration_ms=int((time.perf_counter() - start["t0"]) * 1000),
+            duration_ms=int(seconds * 1000),
             token_count=usage.get("total_tokens"),
         )
         try:
@@ -203,7 +206,9 @@ class RunRecorder(AsyncCallbackHandler):
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         # Not recorded as a step: a resumed run re-issues this call under the same key.
-        self._starts.pop(run_id, None)
+        start = self._starts.pop(run_id, None)
+        if start is not None:
+            metrics.record_model_error(start["agent"])
 
     # --- tool calls ---------------------------------------------------------------------------
 

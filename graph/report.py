@@ -10,13 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph.evidence import Evidence
-from graph.extractive import select_lines
+from graph.excerpt import Line, as_markdown, select
 
 META_PREFIXES = ("摘要：", "章节：", "《", "正文节选")
-LIST_MARK = re.compile(r"^\s*(\d+[.)、]|[-*])\s*")
 ACTION_HINT = re.compile(
-    r"^\s*(\d+[.)、]|[-*]\s)|步骤|执行|检查|调整|扩容|重启|回滚|限流|降级|清理|设置|修改|CONFIG|kubectl|SHOW|SET ",
-    re.I,
+    r"步骤|执行|检查|调整|扩容|重启|回滚|限流|降级|清理|设置|修改|CONFIG|kubectl|SHOW|SET ", re.I
 )
 
 
@@ -32,13 +30,20 @@ def _alert_terms(alert: dict[str, Any]) -> str:
     )
 
 
+def _is_action(ln: Line) -> bool:
+    return (ln.bullet or ln.code or bool(ACTION_HINT.search(ln.text))) and not ln.text.startswith(
+        META_PREFIXES
+    )
+
+
 def _steps(text: str, alert: dict[str, Any], limit: int = 6) -> list[str]:
-    lines = [
-        ln
-        for ln in select_lines(_alert_terms(alert), text, 14)
-        if ACTION_HINT.search(ln) and not ln.startswith(META_PREFIXES)
-    ]
-    return lines[:limit]
+    """The runbook's steps for this alert as a Markdown list: its numbered lists, whole and in
+    their own numbering; without any, up to ``limit`` action lines numbered in order."""
+    lines = select(_alert_terms(alert), text, 14)
+    if numbered := [ln for ln in lines if ln.group is not None]:
+        return as_markdown(numbered)
+    actions = [ln for ln in lines if _is_action(ln)][:limit]
+    return [f"{n}. {ln.markdown()[2:]}" for n, ln in enumerate(actions, 1)]
 
 
 def _alert_table(alerts: Sequence[dict[str, Any]]) -> list[str]:
@@ -82,15 +87,18 @@ def _analysis(i: int, a: dict[str, Any], evs: list[Evidence], missing: list[str]
     if docs:
         src, text = docs[0]
         out.append(f"- **手册依据**（{src}）：")
-        out += [f"  - {ln}" for ln in select_lines(_alert_terms(a), text, 4)]
+        basis = [ln for ln in select(_alert_terms(a), text, 4) if ln.group is None]
+        out += as_markdown(basis, indent="  ")
     else:
         missing.append(f"告警 {name}：知识库中没有找到匹配的处理手册")
     missing += [f"告警 {name}：{ev.tool} 调用失败（{ev.text[:120]}）" for ev in evs if not ev.ok]
     out += ["", f"## 处理方案执行{i}：{name}", ""]
-    steps = [s for _, text in docs for s in _steps(text, a)]
-    if steps:
-        out += [f"{n}. {LIST_MARK.sub('', s)}" for n, s in enumerate(steps[:6], 1)]
-        out.append(f"\n来源：{'、'.join(dict.fromkeys(src for src, _ in docs))}")
+    blocks = [(src, steps) for src, text in docs if (steps := _steps(text, a))][:2]
+    for src, steps in blocks:
+        out += [f"**{src}**", ""] if len(blocks) > 1 else []
+        out += [*steps, ""]
+    if blocks:
+        out.append(f"来源：{'、'.join(dict.fromkeys(src for src, _ in docs))}")
     else:
         out.append("知识库证据中没有可执行的处理步骤，请人工确认处置方案。")
     return out

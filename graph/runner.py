@@ -25,12 +25,14 @@ from graph.graphs import Graphs
 from graph.recorder import RunRecorder
 from graph.resume import ResumePlan, plan_resume
 from graph.state import run_input
+from graph.timing import StepTimer
 from persistence import dberrors, run_rows
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.leases import INTERRUPTED, Lease
 from persistence.models import SessionStatus
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 30.0
@@ -183,9 +185,10 @@ class Runner:
                 durability="sync",
             )
             async with run.lease.kept(), contextlib.aclosing(stream):
+                timer = StepTimer()
                 async for mode, chunk in stream:
                     self._check(run, recorder)
-                    for event in translate(mode, chunk):
+                    for event in timer.stamp(translate(mode, chunk)):
                         if event["type"] == "answer":
                             answer = event["text"]
                         yield event
@@ -238,6 +241,7 @@ class Runner:
         """Close the record: totals recounted from the rows, lease released. Returns None when it is
         closed, else why not; when the database refuses right now, it keeps trying in the
         background, so the session ends SUCCESS/FAILED when it can instead of staying RUNNING."""
+        metrics.record_session(run.flow, status)  # the run's outcome, whether or not it is stored
         if status == SessionStatus.FAILED and answer is None:
             answer = f"本次运行未能完成：{error}"
         try:

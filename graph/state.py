@@ -10,6 +10,7 @@ key exists, which is why they are all required here.
 from __future__ import annotations
 
 import operator
+import uuid
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -40,6 +41,7 @@ class PlanStep(TypedDict):
     finish: bool
     executed: bool  # the executor has reported on this step
     step_start: int  # index in ``scratch`` where this step's messages begin
+    final: NotRequired[bool]  # the planner's batch ends here: no planner turn after it
 
 
 class StepReport(TypedDict):
@@ -60,6 +62,7 @@ class AgentState(TypedDict):
     route: Complexity | None
     scratch: Annotated[list[AnyMessage], add_messages]
     plan: PlanStep | None
+    plan_queue: NotRequired[list[PlanStep]]  # the planner's further steps, taken in order
     executor_feedback: Annotated[list[StepReport], operator.add]
     # The lookup tool's action memory (tools.knowledge.LookupMemoryState): domain → paths in
     # first-returned order, and lookups served (parallel tool calls each add 1).
@@ -73,14 +76,27 @@ class AgentState(TypedDict):
     note: NotRequired[str | None]  # the AI-Ops input, consumed by ``begin``
 
 
-class ChatInput(TypedDict):
-    """What a chat run needs (Studio renders it as the input form)."""
+# Studio's chat panel and LangGraph clients send ``{"messages": [...]}``; our forms send a question
+# or a note. Either alone starts a run: ``begin`` takes the question from the last human message
+# when no question (note) is given.
+InputMessages = NotRequired[
+    Annotated[
+        list[AnyMessage],
+        Field(description="Or: the conversation; the last human message is the question."),
+        add_messages,
+    ]
+]
 
-    question: Annotated[str, Field(description="The question, in Chinese or English.")]
+
+class ChatInput(TypedDict):
+    """What a chat run needs (Studio renders it as the input form): a question, or messages."""
+
+    question: NotRequired[Annotated[str, Field(description="The question, in Chinese or English.")]]
+    messages: InputMessages
 
 
 class AiOpsInput(TypedDict):
-    """An alert analysis needs no input; an operator may word the task."""
+    """An alert analysis needs no input; an operator may word the task (note or messages)."""
 
     note: NotRequired[
         Annotated[
@@ -90,6 +106,7 @@ class AiOpsInput(TypedDict):
             ),
         ]
     ]
+    messages: InputMessages
 
 
 def run_input(question: str, flow: Flow = "CHAT") -> ChatInput | AiOpsInput:
@@ -97,17 +114,48 @@ def run_input(question: str, flow: Flow = "CHAT") -> ChatInput | AiOpsInput:
     return {"note": question} if flow == "AI_OPS" else {"question": question}
 
 
-def run_start(question: str, session_id: str, flow: Flow) -> dict[str, Any]:
-    """The state update that opens a run on a thread: the question, and every per-run key reset."""
+def message_text(message: AnyMessage) -> str:
+    """The text of a message whose content is a string or a list of content blocks (Studio)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return " ".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in content
+        if isinstance(b, str) or b.get("type") == "text"
+    )
+
+
+ASKED_ID = "asked-"  # id prefix of the human message ``run_start`` adds for a question input
+
+
+def asked_in_messages(messages: list[AnyMessage]) -> str:
+    """The question a ``{"messages": [...]}`` input asks: a trailing human message that the
+    input brought (not one ``run_start`` added, left behind by a run that failed)."""
+    last = messages[-1] if messages else None
+    if last is None or last.type != "human" or str(last.id or "").startswith(ASKED_ID):
+        return ""
+    return message_text(last).strip()
+
+
+def run_start(
+    question: str, session_id: str, flow: Flow, *, in_messages: bool = False
+) -> dict[str, Any]:
+    """The state update that opens a run on a thread: the question, and every per-run key reset.
+
+    ``in_messages``: the question already is the conversation's last message (a messages input)."""
     return {
         "note": None,
-        "messages": [HumanMessage(content=question)],
+        "messages": []
+        if in_messages
+        else [HumanMessage(content=question, id=f"{ASKED_ID}{session_id or uuid.uuid4().hex}")],
         "question": question,
         "session_id": session_id,
         "flow": flow,
         "route": None,
         "scratch": Overwrite([]),
         "plan": None,
+        "plan_queue": [],
         "executor_feedback": Overwrite([]),
         "retrieved": Overwrite({}),
         "lookup_count": Overwrite(0),

@@ -35,8 +35,12 @@ async def documents_with_status(session: AsyncSession, *statuses: str) -> list[A
 
 
 async def indexed_totals(session: AsyncSession) -> tuple[int, int]:
-    """(INDEXED documents, the chunks they count) in one query."""
-    stmt = select(sa.func.count(), sa.func.coalesce(sa.func.sum(ApiDocument.chunk_count), 0))
+    """(INDEXED documents that are enabled, the chunks all INDEXED ones count) in one query: the
+    catalog holds the first, the vector store the second (a disabled document keeps its vectors)."""
+    enabled = sa.func.sum(sa.case((ApiDocument.enabled == sa.true(), 1), else_=0))
+    stmt = select(
+        sa.func.coalesce(enabled, 0), sa.func.coalesce(sa.func.sum(ApiDocument.chunk_count), 0)
+    )
     docs, chunks = (
         await session.execute(stmt.where(ApiDocument.status == DocumentStatus.INDEXED))
     ).one()
@@ -48,16 +52,23 @@ async def list_documents(
     *,
     status: str | None = None,
     category: str | None = None,
+    fault_source: str | None = None,
+    enabled: bool | None = None,
     q: str | None = None,
     limit: int = 20,
     offset: int = 0,
 ) -> Page:
-    """Newest first; ``q`` matches title or file path (case-insensitive substring)."""
-    conds = []
+    """Newest first; ``q`` matches title or file path (case-insensitive substring); the other
+    filters match exactly."""
+    conds: list[Any] = []
     if status:
         conds.append(ApiDocument.status == status)
     if category:
         conds.append(ApiDocument.category == category)
+    if fault_source:
+        conds.append(ApiDocument.fault_source == fault_source)
+    if enabled is not None:
+        conds.append(ApiDocument.enabled == enabled)
     if q:
         like = f"%{q.lower().replace('%', '').replace('_', '')}%"
         conds.append(
@@ -68,6 +79,17 @@ async def list_documents(
         )
     order = [col(ApiDocument.updated_at).desc(), col(ApiDocument.id).desc()]
     return await paged(session, ApiDocument, conds, order, limit, offset)
+
+
+async def fault_sources(session: AsyncSession) -> list[tuple[str, int]]:
+    """Each fault source documents name, with how many, alphabetically."""
+    stmt = (
+        select(ApiDocument.fault_source, sa.func.count())
+        .where(col(ApiDocument.fault_source).is_not(None))
+        .group_by(ApiDocument.fault_source)
+        .order_by(ApiDocument.fault_source)
+    )
+    return [(str(name), int(n)) for name, n in (await session.execute(stmt)).all()]
 
 
 async def document_stats(session: AsyncSession) -> dict[str, Any]:

@@ -45,6 +45,9 @@ class AgentFlow(StrEnum):
     AI_OPS = "AI_OPS"
 
 
+DEFAULT_VERSION = "v1.0"
+
+
 class DocumentStatus(StrEnum):
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
@@ -152,6 +155,7 @@ class ApiDocument(SQLModel, table=True):
     __tablename__ = "api_document"
     __table_args__ = (
         sa.Index("ix_api_document_status_category", "status", "category"),
+        sa.Index("ix_api_document_fault_source", "fault_source"),
         MYSQL_TABLE_ARGS,
     )
 
@@ -171,6 +175,22 @@ class ApiDocument(SQLModel, table=True):
     )
     content_hash: str | None = Field(default=None, max_length=64)
     file_size: int = Field(default=0, nullable=False)
+    # The seed's document fields (``retrieval/doc_fields.py``): what the runbook is about and the
+    # chunking it was indexed with (in the embedding model's tokens).
+    fault_source: str | None = Field(default=None, max_length=128)
+    api_name: str | None = Field(default=None, max_length=255)
+    version: str = Field(
+        default=DEFAULT_VERSION,
+        max_length=32,
+        sa_column_kwargs={"server_default": DEFAULT_VERSION},
+        nullable=False,
+    )
+    chunk_size: int | None = None
+    chunk_overlap: int | None = None
+    # A disabled document keeps its row and vectors but no lookup returns it.
+    enabled: bool = Field(
+        default=True, nullable=False, sa_column_kwargs={"server_default": sa.true()}
+    )
     created_at: datetime = _created()
     updated_at: datetime = _created()
     indexed_at: datetime | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -118,10 +119,26 @@ async def list_sessions(
     status: str | None = None,
     flow: str | None = None,
     thread_id: str | None = None,
+    text: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
     limit: int = 20,
     offset: int = 0,
 ) -> Page:
+    """Newest first. ``text`` matches the question or the answer (case-insensitive, ``%`` and ``_``
+    taken literally); ``created_from`` / ``created_to`` bound ``created_at`` (inclusive, UTC)."""
     conds = []
+    if text:
+        conds.append(
+            sa.or_(
+                col(DiagnosisSession.query).icontains(text, autoescape=True),
+                col(DiagnosisSession.answer).icontains(text, autoescape=True),
+            )
+        )
+    if created_from:
+        conds.append(col(DiagnosisSession.created_at) >= _utc(created_from))
+    if created_to:
+        conds.append(col(DiagnosisSession.created_at) <= _utc(created_to))
     if status:
         conds.append(DiagnosisSession.status == status)
     if flow:
@@ -130,6 +147,11 @@ async def list_sessions(
         conds.append(DiagnosisSession.thread_id == thread_id)
     order = [col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc()]
     return await paged(session, DiagnosisSession, conds, order, limit, offset)
+
+
+def _utc(moment: datetime) -> datetime:
+    """The column type wants aware datetimes; a naive one is taken as UTC."""
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 # --- agent_step / tool_invocation --------------------------------------------------------------

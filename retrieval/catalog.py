@@ -111,9 +111,15 @@ class DocumentCatalog:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
     version: int = 0  # knowledge version this catalog reflects
+    # Indexed but disabled documents: kept out of the catalog (so out of L0), and their vectors are
+    # filtered out of L1 searches by doc_id.
+    disabled: frozenset[str] = frozenset()
 
-    def replace_all(self, docs: Iterable[DocInfo], version: int = 0) -> None:
+    def replace_all(
+        self, docs: Iterable[DocInfo], version: int = 0, disabled: Iterable[str] = ()
+    ) -> None:
         docs = list(docs)
+        self.disabled = frozenset(disabled)
         df: Counter[str] = Counter()
         for d in docs:
             df.update(d.terms)
@@ -126,6 +132,7 @@ class DocumentCatalog:
 
     def put(self, doc: DocInfo) -> None:
         with self._lock:
+            self.disabled = self.disabled - {doc.doc_id}
             old = self._docs.get(doc.doc_id)
             if old is not None:
                 self._by_path.pop(old.file_path, None)
@@ -135,8 +142,15 @@ class DocumentCatalog:
             self._df.update(doc.terms)
         self.l0.add(doc.l0_entry())
 
+    def disable(self, doc_id: str) -> None:
+        """Out of every lookup; its vectors stay (enabling it again needs no re-embedding)."""
+        self.remove(doc_id)
+        with self._lock:
+            self.disabled = self.disabled | {doc_id}
+
     def remove(self, doc_id: str) -> None:
         with self._lock:
+            self.disabled = self.disabled - {doc_id}
             old = self._docs.pop(doc_id, None)
             if old is not None:
                 self._by_path.pop(old.file_path, None)

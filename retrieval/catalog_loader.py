@@ -1,5 +1,5 @@
 """The read side of the knowledge base: builds the in-memory catalog (and its L0 index) from the
-INDEXED rows and keeps it at the database's knowledge version, which another worker's import bumps.
+INDEXED, enabled rows (the disabled ones are only listed, to be filtered out of L1) and keeps it at the database's knowledge version, which another worker's import bumps.
 
 Lookups use it; only ingestion writes documents.
 """
@@ -24,8 +24,10 @@ class CatalogLoader:
         docs = [
             DocInfo.from_row(r.doc_id, r.file_path, r.title, r.category, r.doc_metadata)
             for r in rows
+            if r.enabled
         ]
-        self.catalog.replace_all(docs, version)
+        disabled = [r.doc_id for r in rows if not r.enabled]
+        self.catalog.replace_all(docs, version, disabled)
         return version
 
     async def refresh_if_stale(self) -> bool:

@@ -16,7 +16,9 @@ IN_FLIGHT = {DocumentStatus.PENDING, DocumentStatus.PROCESSING}
 class Audit:
     reimport: list[ApiDocument] = field(default_factory=list)  # INDEXED, vectors ≠ chunk_count
     orphans: list[str] = field(default_factory=list)  # doc_ids whose vectors nothing should hold
-    catalog_stale: bool = False  # the catalog (L0) holds other documents than the INDEXED rows
+    catalog_stale: bool = (
+        False  # the catalog (L0) holds other documents than the enabled INDEXED rows
+    )
     missing: int = 0  # chunks the INDEXED rows count that the vector store lacks
     extra: int = 0  # vectors beyond those counts (duplicates, orphans)
 
@@ -47,7 +49,8 @@ def audit(rows: Iterable[ApiDocument], vectors: Mapping[str, int], catalog_ids: 
         known.add(row.doc_id)
         held = vectors.get(row.doc_id, 0)
         if row.status == DocumentStatus.INDEXED:
-            indexed.add(row.doc_id)
+            if row.enabled:  # a disabled document keeps its vectors but is out of the catalog
+                indexed.add(row.doc_id)
             if held != row.chunk_count:
                 out.reimport.append(row)
                 out.missing += max(row.chunk_count - held, 0)

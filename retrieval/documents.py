@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from retrieval import frontmatter
+from retrieval.doc_fields import FRONTMATTER_KEYS, MAX_LENGTHS, MIN_CHUNK_SIZE, DocFields
 
 FIELDS = ("title", "keywords", "summary", "category", "covers", "when_to_retrieve")
 CATEGORY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -25,7 +26,12 @@ SUMMARY_CHARS = 200
 PARSE_BUDGET_S = 10.0
 # Longer values are refused rather than cut: the title prefixes every indexed chunk, and a value
 # this long is a mistake (or an attack), not a runbook.
-MAX_CHARS = {"title": 300, "category": 64}
+MAX_CHARS = {
+    "title": 300,
+    "category": 64,
+    **{key: MAX_LENGTHS[name] for key, name in FRONTMATTER_KEYS.items() if name in MAX_LENGTHS},
+}
+MAX_CHUNK_PARAM = 100_000  # a sanity bound; the model's window is checked at import
 MAX_TEXT_CHARS = 4000
 MAX_LIST_ITEMS, MAX_ITEM_CHARS = 500, 300
 
@@ -50,6 +56,7 @@ class ParsedDocument:
     body: str
     derived: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    fields: DocFields = field(default_factory=DocFields)  # fault source, API, version, chunking
 
     @property
     def file_name(self) -> str:
@@ -120,6 +127,30 @@ class _Fields:
         if len(text) > limit:
             raise self._wrong(name, f"at most {limit} characters (it has {len(text)})")
         return text
+
+    def count(self, name: str, low: int) -> int | None:
+        value = self.meta.get(name)
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not low <= value <= MAX_CHUNK_PARAM
+        ):
+            raise self._wrong(name, f"a whole number of tokens from {low}, e.g. {name}: 200")
+        return value
+
+    def doc_fields(self) -> DocFields:
+        """fault_source, api_name, version and chunking; either spelling of each key."""
+        values: dict[str, object] = {}
+        for key, name in FRONTMATTER_KEYS.items():
+            if key not in self.meta:
+                continue
+            if name.startswith("chunk_"):
+                values[name] = self.count(key, MIN_CHUNK_SIZE if name == "chunk_size" else 0)
+            else:
+                values[name] = self.text(key) or None
+        return DocFields(**values)  # type: ignore[arg-type]
 
     def str_list(self, name: str) -> list[str]:
         value = self.meta.get(name)
@@ -225,6 +256,7 @@ def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
         derived.append("keywords")
     covers = fields.str_list("covers")
     when = fields.text("when_to_retrieve")
+    doc_fields = fields.doc_fields()
 
     if not meta:
         warnings.insert(0, "no frontmatter; derived " + ", ".join(derived))
@@ -241,6 +273,7 @@ def parse_document(raw: bytes, file_path: str) -> ParsedDocument:
         body=body,
         derived=derived,
         warnings=warnings,
+        fields=doc_fields,
     )
 
 

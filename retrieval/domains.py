@@ -107,20 +107,18 @@ class DomainService:
         except Exception as exc:
             log.warning("document enrichment failed for %s: %s", doc.file_path, exc)
             covers, when, source = doc.covers or [], doc.when_to_retrieve or doc.summary, "fallback"
-        derived = [
-            *doc.derived,
-            *[
-                f
-                for f, v in (("covers", doc.covers), ("when_to_retrieve", doc.when_to_retrieve))
-                if not v
-            ],
+        missing = [
+            f
+            for f, v in (("covers", doc.covers), ("when_to_retrieve", doc.when_to_retrieve))
+            if not v
         ]
+        # Name only what was generated: the author's own values were kept as written.
         return replace(
             doc,
             covers=covers,
             when_to_retrieve=when,
-            derived=derived,
-            warnings=[*doc.warnings, f"covers/when_to_retrieve generated ({source})"],
+            derived=[*doc.derived, *missing],
+            warnings=[*doc.warnings, f"{' and '.join(missing)} generated ({source})"],
         )
 
     async def refresh(self, categories: set[str]) -> None:

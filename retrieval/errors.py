@@ -30,6 +30,12 @@ class InvalidDocument(KnowledgeError):
     status, code = 422, "invalid_document"
 
 
+class InvalidChunking(KnowledgeError):
+    """Chunk size or overlap outside what the embedding model's window allows."""
+
+    status, code = 422, "invalid_chunk_params"
+
+
 class StorageFull(KnowledgeError):
     status, code = 507, "storage_full"
 

@@ -9,10 +9,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from pathlib import PurePosixPath
+from typing import Any
 
 from retrieval.chunking import Chunk, card_text, chunk_document, with_card
-from retrieval.documents import ParsedDocument, parse_document, section_titles
+from retrieval.doc_fields import DEFAULT_VERSION, DocFields, chunking_problem
+from retrieval.documents import DocumentError, ParsedDocument, parse_document, section_titles
 from retrieval.store import ChunkStore
 
 log = logging.getLogger(__name__)
@@ -24,8 +27,8 @@ class VectorIndexer:
         self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
         # Paths first seen by the running import: fresh doc_ids, so no vectors to delete yet.
         self._fresh_paths: set[str] = set()
-        # Chunks computed ahead by a run's batch embedding, keyed by (path, title, body).
-        self._chunk_memo: dict[tuple[str, str, str], list[Chunk]] = {}
+        # Chunks computed ahead by a run's batch embedding, keyed by what they depend on.
+        self._chunk_memo: dict[tuple[object, ...], list[Chunk]] = {}
 
     @contextlib.asynccontextmanager
     async def run(self, fresh_paths: Iterable[str] = ()) -> AsyncIterator[None]:
@@ -59,17 +62,54 @@ class VectorIndexer:
         self._chunk_memo.clear()
         self.store.discard_prepared()
 
+    @property
+    def window(self) -> int | None:
+        """The embedding model's window in its own tokens (None: unknown, no limit)."""
+        return getattr(self.store.embeddings, "max_tokens", None)
+
+    def chunking(self, parsed: ParsedDocument) -> tuple[int, int]:
+        """(size, overlap) this document is chunked with: its own, else the configured ones;
+        the size never above the model's window."""
+        size = parsed.fields.chunk_size or self.chunk_size
+        overlap = parsed.fields.chunk_overlap
+        size = min(size, self.window or size)
+        return size, min(self.chunk_overlap if overlap is None else overlap, size // 2)
+
+    def check_chunking(self, fields: DocFields) -> str:
+        """What is wrong with a document's chunk parameters for this model ('' if nothing)."""
+        window = self.window or 10**9
+        return chunking_problem(fields.chunk_size, fields.chunk_overlap, self.chunk_size, window)
+
+    def with_fields(self, parsed: ParsedDocument, given: DocFields) -> ParsedDocument:
+        """The document with the upload's fields over its frontmatter's (``doc_fields.py``);
+        chunk parameters the model cannot take fail the import, naming the range."""
+        merged, warnings = given.over(parsed.fields)
+        if problem := self.check_chunking(merged):
+            raise DocumentError(f"{parsed.file_path}: {problem}")
+        return replace(parsed, fields=merged, warnings=[*parsed.warnings, *warnings])
+
+    def columns(self, parsed: ParsedDocument) -> dict[str, Any]:
+        """The document's fields as its row records them: the chunking actually used."""
+        size, overlap = self.chunking(parsed)
+        f = parsed.fields
+        return {
+            "fault_source": f.fault_source,
+            "api_name": f.api_name,
+            "version": f.version or DEFAULT_VERSION,
+            "chunk_size": size,
+            "chunk_overlap": overlap,
+        }
+
+    def _key(self, parsed: ParsedDocument) -> tuple[object, ...]:
+        return (parsed.file_path, parsed.title, parsed.body, self.chunking(parsed))
+
     def _chunks(self, parsed: ParsedDocument) -> list[Chunk]:
         emb = self.store.embeddings
         count = getattr(emb, "count_tokens", None) or (lambda t: len(t.split()))
-        window = getattr(emb, "max_tokens", None)
+        window = self.window
+        size, overlap = self.chunking(parsed)
         body = chunk_document(
-            parsed.title,
-            parsed.body,
-            size=self.chunk_size,
-            overlap=self.chunk_overlap,
-            count=count,
-            window=window,
+            parsed.title, parsed.body, size=size, overlap=overlap, count=count, window=window
         )
         card = card_text(
             file_stem=PurePosixPath(parsed.file_path).stem,
@@ -78,7 +118,7 @@ class VectorIndexer:
             covers=parsed.covers,
             sections=section_titles(parsed.body),
         )
-        return with_card(body, parsed.title, card, min(self.chunk_size, window or 10**9), count)
+        return with_card(body, parsed.title, card, size, count)
 
     def prepare(self, window: list[tuple[str, bytes, str]]) -> None:
         """Parse, chunk and embed a window of files ahead of their one-by-one import.
@@ -94,7 +134,7 @@ class VectorIndexer:
                 chunks = self._chunks(parsed)
             except Exception:
                 continue
-            self._chunk_memo[(parsed.file_path, parsed.title, parsed.body)] = chunks
+            self._chunk_memo[self._key(parsed)] = chunks
             texts += [c.indexed_text for c in chunks]
         try:
             self.store.prepare(texts)
@@ -103,7 +143,7 @@ class VectorIndexer:
 
     def index(self, doc_id: str, parsed: ParsedDocument) -> int:
         """Write the document's vectors in place of its old ones; returns how many."""
-        chunks = self._chunk_memo.pop((parsed.file_path, parsed.title, parsed.body), None)
+        chunks = self._chunk_memo.pop(self._key(parsed), None)
         if chunks is None:
             chunks = self._chunks(parsed)
         with self.store.bulk():  # delete + insert: one flush (or none inside an import run)

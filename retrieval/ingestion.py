@@ -25,11 +25,13 @@ from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval import failures
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
+from retrieval.doc_fields import DocFields
 from retrieval.documents import DocumentError, ParsedDocument, parse_bounded
 from retrieval.errors import (
     DocumentExists,
     DocumentNotFound,
     ImportInProgress,
+    InvalidChunking,
     InvalidDocument,
     InvalidUpload,
     VectorStoreDamaged,
@@ -47,6 +49,7 @@ from retrieval.uploads import (
     store_file,
 )
 from retrieval.vector_census import files_removed
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +127,10 @@ class IngestionService:
         except Exception:  # unreachable: each import then fails with that reason, as before
             return False
 
+    async def changed(self, categories: set[str]) -> None:
+        """After a document change: bump the knowledge version, refresh the touched domains."""
+        await self._changed(categories)
+
     async def _changed(self, categories: set[str]) -> None:
         async with self.db.session() as s:
             self.catalog.version = await docs_repo.bump_knowledge_version(s)
@@ -149,7 +156,9 @@ class IngestionService:
             raise ImportInProgress("an import is already running; wait for it to finish")
         await self.ensure_writable()
         async with self._write_lock:
-            return await self._init(force, progress)
+            report = await self._init(force, progress)
+        metrics.record_import_run(force, report.duration_ms / 1000, report.count("SKIPPED"))
+        return report
 
     async def _init(self, force: bool, progress: Progress | None) -> ImportReport:
         t0 = time.perf_counter()
@@ -283,16 +292,21 @@ class IngestionService:
 
     # --- one file -----------------------------------------------------------------------------
 
-    async def _import(self, rel: str, raw: bytes, digest: str) -> tuple[FileResult, str | None]:
+    async def _import(
+        self, rel: str, raw: bytes, digest: str, given: DocFields | None = None
+    ) -> tuple[FileResult, str | None]:
+        """``given``: the upload's fields; None keeps those of the last upload of this file."""
         t0 = time.perf_counter()
         async with self.db.session() as s:
             row = await docs_repo.start_import(
                 s, new_document(rel), content_hash=digest, file_size=len(raw)
             )
-            doc_id, old_category = row.doc_id, row.category
+            doc_id, old_category, enabled = row.doc_id, row.category, row.enabled
+            if given is None:
+                given = DocFields.from_given((row.doc_metadata or {}).get("given"))
         result = FileResult(rel, "FAILED", doc_id)
         try:
-            parsed = await parse_bounded(raw, rel)
+            parsed = self.indexer.with_fields(await parse_bounded(raw, rel), given)
             if self.enrich and (not parsed.covers or not parsed.when_to_retrieve):
                 parsed = await self.enrich(parsed)
             n = await asyncio.to_thread(self.indexer.index, doc_id, parsed)
@@ -306,11 +320,13 @@ class IngestionService:
             await self._fail(doc_id, reason, refused=isinstance(exc, DocumentError))
             result.error = reason
             result.duration_ms = (time.perf_counter() - t0) * 1000
+            metrics.record_document_import(result.status, result.duration_ms / 1000)
             return result, old_category
         named = " ".join([parsed.title, PurePosixPath(rel).stem, *parsed.keywords, parsed.body])
         meta = parsed.metadata() | {
             "compact": compact_summary(parsed.title, parsed.summary, parsed.body),
             "terms": await asyncio.to_thread(document_terms, named),  # jieba: off the loop
+            "given": given.given(),
         }
         async with self.db.session() as s:
             await docs_repo.update_document(
@@ -323,11 +339,16 @@ class IngestionService:
                 chunk_count=n,
                 doc_metadata=meta,
                 indexed_at=utcnow(),
+                **self.indexer.columns(parsed),
             )
-        self.catalog.put(DocInfo.from_row(doc_id, rel, parsed.title, parsed.category, meta))
+        if enabled:
+            self.catalog.put(DocInfo.from_row(doc_id, rel, parsed.title, parsed.category, meta))
+        else:
+            self.catalog.disable(doc_id)
         result.status, result.chunks = "INDEXED", n
         result.warnings, result.derived = parsed.warnings, parsed.derived
         result.duration_ms = (time.perf_counter() - t0) * 1000
+        metrics.record_document_import(result.status, result.duration_ms / 1000)
         return result, parsed.category
 
     async def _fail(self, doc_id: str, reason: str, *, refused: bool = False) -> None:
@@ -357,16 +378,26 @@ class IngestionService:
         return check_upload(filename, category, size, self.max_upload_bytes)
 
     async def upload(
-        self, filename: str, data: bytes, category: str, *, replace: bool = False
+        self,
+        filename: str,
+        data: bytes,
+        category: str,
+        *,
+        replace: bool = False,
+        fields: DocFields | None = None,
     ) -> FileResult:
-        """Check, store and index one file. Content that cannot be imported is refused before
-        anything is written; the file and its row are written together or not at all."""
+        """Check, store and index one file (``fields``: the form's, see ``doc_fields.py``). Content
+        that cannot be imported is refused before anything is written; the file and its row are
+        written together or not at all."""
         rel, _ = self.check_upload(filename, category, len(data))
+        fields = fields or DocFields()
+        if problem := self.indexer.check_chunking(fields):
+            raise InvalidChunking(problem)
         target = self.kb_dir / rel
         if not await asyncio.to_thread(inside, target, self.kb_dir):
             raise InvalidUpload(f"{filename!r} would be stored outside the knowledge base")
         try:
-            await parse_bounded(data, rel)
+            self.indexer.with_fields(await parse_bounded(data, rel), fields)
         except DocumentError as exc:
             raise InvalidDocument(f"{exc}; nothing was stored") from None
         await self.ensure_writable()
@@ -383,7 +414,7 @@ class IngestionService:
                 record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
             )
             result, category_touched = await self._import(
-                rel, data, hashlib.sha256(data).hexdigest()
+                rel, data, hashlib.sha256(data).hexdigest(), fields
             )
             await self._changed({category_touched} if category_touched else set())
             return result

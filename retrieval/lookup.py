@@ -22,6 +22,7 @@ from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, Thresholds, 
 from retrieval.store import ChunkStore
 from retrieval.terms import query_terms
 from retrieval.textnorm import code_tokens, expand_identifiers
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,9 @@ class LookupService:
         mem = SessionMemory.of(memory.retrieved, memory.lookups) if memory else SessionMemory()
         run = _Run(self, query.strip(), mem, config or self.config)
         outcome = run.execute()
-        outcome.artifact["timings_ms"]["total"] = round((time.perf_counter() - t0) * 1000, 2)
+        seconds = time.perf_counter() - t0
+        outcome.artifact["timings_ms"]["total"] = round(seconds * 1000, 2)
+        metrics.record_lookup(outcome.artifact, seconds)
         return outcome
 
 
@@ -305,6 +308,7 @@ class _Run:
                     vector,
                     candidates=self.cfg.candidates,
                     dense=weights[DENSE_ROUTE] > 0,
+                    exclude=self.catalog.disabled,
                 )
                 self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
                 routes = result.routes()

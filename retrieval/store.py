@@ -15,7 +15,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +46,12 @@ DENSE_INDEXES = {
 }
 RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
+# pymilvus pings its channel every 10 s, calls in flight or not; Milvus Lite's gRPC server keeps
+# gRPC's server defaults (a ping without data at most every 5 min, two strikes), so about a minute
+# into every idle spell it sent GOAWAY too_many_pings (an error line in the log) and the client
+# reconnected. Keepalive guards long network paths against silent drops; Milvus Lite runs in this
+# process, on loopback: no pings (tests/test_grpc_keepalive.py).
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 
 
 def metadata_schema() -> dict[str, Any]:
@@ -117,6 +123,7 @@ class ChunkStore:
         if not self.local:
             connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
+            connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
         self._prepared = PreparedEmbeddings(embeddings)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
@@ -360,23 +367,25 @@ class ChunkStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def search_dense(self, vector: Sequence[float], limit: int) -> list[RouteHit]:
+    def search_dense(self, vector: Sequence[float], limit: int, flt: str = "") -> list[RouteHit]:
         res = self.client.search(
             self.collection,
             data=[list(vector)],
             anns_field=DENSE,
             limit=limit,
+            filter=flt,
             output_fields=[TEXT, *META_FIELDS],
             search_params={"metric_type": "L2", "params": self._dense_search_params},
         )
         return [RouteHit(h[PK], float(h["distance"]), dict(h["entity"])) for h in res[0]]
 
-    def search_bm25(self, text: str, limit: int) -> list[RouteHit]:
+    def search_bm25(self, text: str, limit: int, flt: str = "") -> list[RouteHit]:
         res = self.client.search(
             self.collection,
             data=[text],
             anns_field=SPARSE,
             limit=limit,
+            filter=flt,
             output_fields=[TEXT, DENSE, *META_FIELDS],
             search_params={"metric_type": "BM25", "params": {}},
         )
@@ -390,18 +399,24 @@ class ChunkStore:
         *,
         candidates: int = 40,
         dense: bool = True,
+        exclude: Collection[str] = (),
     ) -> SearchResult:
         """Both routes (concurrently against a server; ``dense=False`` skips the dense route when
-        it has no vote). Every BM25 hit carries its exact ``dense_distance`` in its fields."""
+        it has no vote). Every BM25 hit carries its exact ``dense_distance`` in its fields.
+        Chunks of the ``exclude`` doc_ids (disabled documents) are filtered out in Milvus, so they
+        take no candidate's place."""
         if not self._ready():
             return SearchResult([], [], missing=True)
+        flt = ""
+        if exclude:
+            flt = "doc_id not in [" + ", ".join(f'"{_escape(d)}"' for d in sorted(exclude)) + "]"
         if dense and self.parallel_routes:
-            bm25_f = self._pool.submit(self.search_bm25, query, candidates)
-            dense_hits = self.search_dense(vector, candidates)
+            bm25_f = self._pool.submit(self.search_bm25, query, candidates, flt)
+            dense_hits = self.search_dense(vector, candidates, flt)
             bm25 = bm25_f.result()
         else:
-            dense_hits = self.search_dense(vector, candidates) if dense else []
-            bm25 = self.search_bm25(query, candidates)
+            dense_hits = self.search_dense(vector, candidates, flt) if dense else []
+            bm25 = self.search_bm25(query, candidates, flt)
         q = np.asarray(vector, dtype=np.float32)
         for hit in bm25:
             stored = hit.fields.pop(DENSE, None)

@@ -168,7 +168,8 @@ async def test_console_asks_for_the_key_and_then_works(
         await expect(dialog).to_be_hidden()
         row = page.locator(f'[data-testid="doc-row"][data-file-path="{VICTIM}"]')
         await expect(row).to_be_visible()
-        await expect(page.get_by_test_id("api-key-button")).to_have_text("API Key ✓")
+        saved = page.get_by_test_id("api-key-button").locator('svg[data-icon="check"]')
+        await expect(saved).to_have_attribute("aria-label", "已保存 saved")
 
         await page.reload()  # kept for the tab
         await expect(row).to_be_visible()

@@ -6,6 +6,7 @@ Fast and offline. ``docker compose config`` runs when Docker Compose is installe
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -173,7 +174,9 @@ def test_compose_config_is_valid_with_env_example(tmp_path: Path) -> None:
 def test_compose_file_uses_the_compose_spec() -> None:
     doc = _compose()
     assert "version" not in doc, "Compose spec files have no `version:` key"
-    assert {"app", "mysql", "etcd", "minio", "milvus", "prometheus"} <= set(doc["services"])
+    assert {"app", "mysql", "etcd", "minio", "milvus", "prometheus", "grafana"} <= set(
+        doc["services"]
+    )
 
 
 def test_app_starts_after_mysql_and_milvus_are_healthy() -> None:
@@ -245,6 +248,8 @@ def test_only_the_app_port_is_published() -> None:
         ports = [str(p) for p in svc.get("ports", [])]
         if name == "app":
             assert ports == [f"{APP_PORT}:{APP_PORT}"]
+        elif name == "grafana":  # the dashboards are its point; this host only
+            assert ports == ["127.0.0.1:3000:3000"]
         else:
             assert ports == [], f"{name} publishes {ports}"
 
@@ -264,6 +269,40 @@ def test_prometheus_mounts_the_rule_files() -> None:
         "RedisMemoryUsageHigh",
     }
     assert all(name in fixture for name in alerts)
+
+
+def test_prometheus_scrapes_the_app_and_grafana_shows_it() -> None:
+    services = _compose()["services"]
+    config = yaml.safe_load((ROOT / "prometheus/prometheus.yml").read_text(encoding="utf-8"))
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    app_job = jobs["superbiz"]
+    assert app_job.get("metrics_path", "/metrics") == "/metrics"
+    port = _env(services["app"])["PORT"]
+    assert app_job["static_configs"][0]["targets"] == [f"app:{port}"]
+
+    grafana = services["grafana"]
+    assert grafana["profiles"] == ["monitoring"]
+    assert grafana["depends_on"]["prometheus"]["condition"] == "service_healthy"
+    mounts = dict(v.split(":")[:2] for v in grafana["volumes"])
+    assert mounts["grafana-data"] == "/var/lib/grafana" and "grafana-data" in _compose()["volumes"]
+    for source in mounts:
+        if source.startswith("./"):
+            assert (ROOT / source).is_dir(), f"{source} is mounted but missing"
+    datasources = yaml.safe_load(
+        (ROOT / "grafana/provisioning/datasources/prometheus.yml").read_text(encoding="utf-8")
+    )["datasources"]
+    assert [d["url"] for d in datasources] == ["http://prometheus:9090"]
+    provider = yaml.safe_load(
+        (ROOT / "grafana/provisioning/dashboards/superbiz.yml").read_text(encoding="utf-8")
+    )["providers"][0]
+    assert mounts["./grafana/dashboards"] == provider["options"]["path"]
+    dashboard = json.loads((ROOT / "grafana/dashboards/superbiz.json").read_text(encoding="utf-8"))
+    used = {
+        t["datasource"]["uid"] for panel in dashboard["panels"] for t in panel.get("targets", [])
+    }
+    assert used == {datasources[0]["uid"]}, "every query must use the provisioned data source"
+    home = _env(grafana)["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert home == provider["options"]["path"] + "/superbiz.json"
 
 
 # --- (c) Dockerfile -----------------------------------------------------------------------------
@@ -303,7 +342,7 @@ def test_runtime_stage_runs_offline_as_a_non_root_user() -> None:
     assert "chown -R 10001:10001 /app/data /app/knowledge_base" in runs
     assert "SentenceTransformerEmbeddings" in runs, "the build must load the embedding model once"
     copied = " ".join(a for kw, a in final if kw == "COPY")
-    for folder in ("prompts/", "knowledge_base/", "web/", "langgraph.json"):
+    for folder in ("prompts/", "knowledge_base/", "web/", "langgraph.json", "telemetry/"):
         assert folder in copied, f"{folder} must be in the image"
 
 
@@ -313,7 +352,11 @@ def test_start_script_migrates_warms_up_then_starts_several_workers() -> None:
     cmd = [a for kw, a in final if kw == "CMD"]
     assert cmd == ['["superbiz-start"]']
     script = _heredoc(text, "/usr/local/bin/superbiz-start")
+    # Workers share one metrics folder (emptied first), so /metrics reports them all.
+    metrics_dir = script.index("export PROMETHEUS_MULTIPROC_DIR=")
+    assert script.index('rm -rf "$PROMETHEUS_MULTIPROC_DIR"') > metrics_dir
     migrate = script.index("python -m persistence migrate")
+    assert metrics_dir < migrate
     warm_up = script.index("Services.start(")
     serve = script.index("exec uvicorn server:create_app --factory --host 0.0.0.0")
     assert migrate < warm_up < serve

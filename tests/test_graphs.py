@@ -165,7 +165,7 @@ async def test_hard_limits_end_the_run_cleanly(services) -> None:
     assert out["stop_reason"] == "max_supervisor_turns"
     assert out["answer"] and "提前结束" in out["answer"]
     report = await run(
-        services, "分析当前告警", flow="AI_OPS", context=Context(max_planner_turns=2)
+        services, "分析当前告警", flow="AI_OPS", context=Context(max_planner_turns=1)
     )
     assert "## 结论" in report["answer"] and "提前结束" in report["answer"]
     assert "未被分析" in report["answer"]

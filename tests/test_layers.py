@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lower rank = lower layer. A module may import its own layer or any lower one.
 RANK = {
     "settings": 0,
+    "telemetry": 0,  # metric definitions: every layer records into them
     "persistence": 1,
     "retrieval": 2,
     "tools": 3,

@@ -68,7 +68,7 @@ async def test_complex_and_aiops_runs_over_the_wire(openai_services, stub) -> No
     out = await openai_services.graphs.chat.ainvoke(
         run_input(q),
         {"configurable": {"thread_id": uuid.uuid4().hex}, "callbacks": [inputs.handler]},
-        context=Context(),
+        context=Context(supervisor="model"),  # the model supervisor, over the wire too
     )
     assert out["route"] == "complex" and set(out["retrieved"]) == {"api", "infrastructure"}
     tool_names = [t["function"]["name"] for r in stub.requests for t in r.get("tools") or []]

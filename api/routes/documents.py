@@ -1,4 +1,5 @@
-"""Documents: upload, list (filter, search, paginate), detail with chunks, re-index, delete."""
+"""Documents: upload (with the seed's fields), list (filter, search, paginate), detail with chunks,
+enable/disable, re-index, delete."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ import logging
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 
-from api.deps import Guarded, ServicesDep
+from api.deps import Guarded, JsonBody, ServicesDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Chunk,
+    Document,
     DocumentDetail,
     DocumentPage,
+    DocumentPatch,
+    FaultSourceCount,
     FileResultOut,
     UploadResponse,
 )
 from persistence import document_repository as docs_repo
 from persistence.models import DocumentStatus
 from retrieval import failures
+from retrieval.doc_fields import MAX_LENGTHS, DocFields, clean_text
+from retrieval.enablement import set_enabled
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/documents", tags=["documents"], dependencies=Guarded)
@@ -28,6 +34,11 @@ ERRORS = responses(400, 401, 403, 404, 409, 413, 415, 422, 503, 507)
 StatusFilter = Annotated[
     DocumentStatus | None, Query(description="PENDING, PROCESSING, INDEXED or FAILED")
 ]
+MAX_FAULT_SOURCE = MAX_LENGTHS["fault_source"]
+FaultSourceFilter = Annotated[
+    str | None, Query(alias="faultSource", max_length=MAX_FAULT_SOURCE, description="故障源, exact")
+]
+TOKENS = "in embedding-model tokens; the model's window is the limit (docs/api.md)"
 
 
 async def _document(services: Any, doc_id: str) -> Any:
@@ -44,13 +55,37 @@ async def upload(
     file: Annotated[UploadFile, File(description=".md, .markdown or .txt")],
     category: Annotated[str, Form(max_length=64, description="lowercase, e.g. infrastructure")],
     replace: Annotated[bool, Form()] = False,
+    fault_source: Annotated[
+        str | None, Form(alias="faultSource", max_length=MAX_FAULT_SOURCE, description="故障源")
+    ] = None,
+    api_name: Annotated[
+        str | None,
+        Form(alias="apiName", max_length=MAX_LENGTHS["api_name"], description="接口名称"),
+    ] = None,
+    version: Annotated[
+        str | None, Form(max_length=MAX_LENGTHS["version"], description="版本 (default v1.0)")
+    ] = None,
+    chunk_size: Annotated[
+        int | None, Form(alias="chunkSize", ge=1, le=100_000, description=f"分块大小, {TOKENS}")
+    ] = None,
+    chunk_overlap: Annotated[
+        int | None, Form(alias="chunkOverlap", ge=0, le=100_000, description=f"重叠, {TOKENS}")
+    ] = None,
 ) -> Any:
-    """Store the file under ``knowledge_base/<category>/`` and index it (L0 + L1)."""
+    """Store the file under ``knowledge_base/<category>/`` and index it (L0 + L1). The form's
+    fields win over the same keys in the file's frontmatter."""
     ing = services.kb.ingestion
     # Name, category and declared size are checked before the body is read.
     ing.check_upload(file.filename or "", category, file.size)
+    fields = DocFields(
+        clean_text(fault_source),
+        clean_text(api_name),
+        clean_text(version),
+        chunk_size,
+        chunk_overlap,
+    )
     data = await file.read(ing.max_upload_bytes + 1)
-    result = await ing.upload(file.filename or "", data, category, replace=replace)
+    result = await ing.upload(file.filename or "", data, category, replace=replace, fields=fields)
     doc = await _document(services, result.doc_id) if result.doc_id else None
     return UploadResponse(document=doc, result=FileResultOut(**asdict(result)))
 
@@ -60,6 +95,10 @@ async def list_documents(
     services: ServicesDep,
     status: StatusFilter = None,
     category: Annotated[str | None, Query(max_length=64)] = None,
+    fault_source: FaultSourceFilter = None,
+    enabled: Annotated[
+        bool | None, Query(description="only enabled (true) or disabled (false)")
+    ] = None,
     q: Annotated[
         str | None, Query(max_length=200, description="search in title and file path")
     ] = None,
@@ -71,11 +110,32 @@ async def list_documents(
             s,
             status=status.value if status else None,
             category=category,
+            fault_source=fault_source,
+            enabled=enabled,
             q=q,
             limit=page_size,
             offset=(page - 1) * page_size,
         )
     return DocumentPage(items=result.items, total=result.total, page=page, page_size=page_size)
+
+
+@router.get("/faultSources", response_model=list[FaultSourceCount], responses=ERRORS)
+async def list_fault_sources(services: ServicesDep) -> Any:
+    """Every fault source documents name, with how many documents (for a filter's choices)."""
+    async with services.db.session() as s:
+        pairs = await docs_repo.fault_sources(s)
+    return [FaultSourceCount(fault_source=name, documents=n) for name, n in pairs]
+
+
+@router.get("/faultSource/{fault_source}", response_model=DocumentPage, responses=ERRORS)
+async def by_fault_source(
+    services: ServicesDep,
+    fault_source: Annotated[str, Path(max_length=MAX_FAULT_SOURCE)],
+    page: Annotated[int, Query(ge=1, le=100000)] = 1,
+    page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
+) -> Any:
+    """The seed's path: the documents of one fault source (as ``GET /api/documents?faultSource=``)."""
+    return await list_documents(services, fault_source=fault_source, page=page, page_size=page_size)
 
 
 @router.get("/{doc_id}", response_model=DocumentDetail, responses=ERRORS)
@@ -89,16 +149,31 @@ async def get_document(services: ServicesDep, doc_id: str) -> Any:
         log.warning("chunks of %s unavailable", doc_id, exc_info=True)
         reason = failures.describe(exc, vector_store=services.kb.store.uri)
         rows, unavailable = [], f"chunks are unavailable: {reason}"
-    chunks = [
-        Chunk(
-            index=r["chunk_index"], breadcrumb=r.get("breadcrumb", ""), text=str(r.get("text", ""))
-        )
-        for r in rows
-    ]
+    count = getattr(services.kb.store.embeddings, "count_tokens", None)
+    chunks = await asyncio.to_thread(_chunks, rows, count)
     detail = DocumentDetail.model_validate(row)
     detail.chunks = chunks
     detail.chunks_unavailable = unavailable
     return detail
+
+
+def _chunks(rows: list[dict[str, Any]], count: Any) -> list[Chunk]:
+    """The stored chunks as shown: the text without its breadcrumb line (the breadcrumb is shown
+    apart), the token count of what was embedded."""
+    out = []
+    for r in rows:
+        crumb, indexed = r.get("breadcrumb", ""), str(r.get("text", ""))
+        text = indexed.removeprefix(f"{crumb}\n\n") if crumb else indexed
+        tokens = count(indexed) if count else None
+        out.append(Chunk(index=r["chunk_index"], breadcrumb=crumb, text=text, token_count=tokens))
+    return out
+
+
+@router.patch("/{doc_id}", response_model=Document, dependencies=JsonBody, responses=ERRORS)
+async def patch_document(services: ServicesDep, doc_id: str, body: DocumentPatch) -> Any:
+    """``{"enabled": false}`` keeps the document but no lookup (L0 or L1) returns it any more;
+    ``true`` brings it back without re-embedding."""
+    return await set_enabled(services.kb.ingestion, doc_id, body.enabled)
 
 
 @router.post("/{doc_id}/reindex", response_model=UploadResponse, responses=ERRORS)

@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
+from pydantic.alias_generators import to_camel
 from sse_starlette import EventSourceResponse
 
 from api.deps import Guarded, JsonBody, ServicesDep
 from api.errors import ApiError, responses
 from api.jobs import JobRegistry
 from api.schemas import DomainOut, JobOut, LookupRequest, camelize
+from retrieval import overrides
 
 router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
 ERRORS = responses(401, 403, 404, 409, 415, 422, 503)
@@ -80,9 +82,22 @@ async def stats(services: ServicesDep) -> dict[str, Any]:
 @router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)
 async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
     """Hit testing: one lookup with a fresh session memory, showing what the model would see and
-    every raw score (L0 matches, dense / BM25 / RRF per hit)."""
-    outcome = await services.kb.alookup(body.query)
-    return {"result": outcome.payload, "scores": camelize(outcome.artifact)}
+    every raw score (L0 matches, dense / BM25 / RRF per hit). The optional fields override the
+    server's retrieval settings for this request only; ``settings`` says what it ran with."""
+    wanted = overrides.LookupOverrides(**body.model_dump(exclude={"query"}))
+    config = overrides.apply(services.kb.lookup_service.config, wanted)
+    if config.thresholds.reference > config.thresholds.highly_relevant:
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"referenceThreshold ({config.thresholds.reference}) must not exceed "
+            f"highlyRelevantThreshold ({config.thresholds.highly_relevant}); lower the first or "
+            "raise the second",
+        )
+    outcome = await services.kb.alookup(body.query, config=config)
+    settings = camelize(overrides.effective(config, wanted))
+    settings["overridden"] = [to_camel(name) for name in settings["overridden"]]
+    return {"result": outcome.payload, "scores": camelize(outcome.artifact), "settings": settings}
 
 
 @router.get("/domains", response_model=list[DomainOut], responses=ERRORS)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
+from api.ranges import day_range
 from api.schemas import (
     Checkpoint,
     ReplayRequest,
@@ -22,6 +23,9 @@ from persistence.leases import SessionBusy
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
 ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
+Q_HELP = "text the question or the answer contains (case-insensitive)"
+FROM_HELP = "created at or after: a date (2026-11-30, from 00:00 UTC) or an ISO date-time"
+TO_HELP = "created at or before: a date (the whole day, UTC) or an ISO date-time"
 
 
 def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
@@ -35,12 +39,25 @@ async def list_sessions(
     services: ServicesDep,
     status: Annotated[str | None, Query(pattern="^(RUNNING|SUCCESS|FAILED)$")] = None,
     flow: Annotated[str | None, Query(pattern="^(CHAT|AI_OPS)$")] = None,
+    q: Annotated[str | None, Query(max_length=200, description=Q_HELP)] = None,
+    created_from: Annotated[
+        str | None, Query(alias="from", max_length=40, description=FROM_HELP)
+    ] = None,
+    created_to: Annotated[str | None, Query(alias="to", max_length=40, description=TO_HELP)] = None,
     page: Annotated[int, Query(ge=1, le=100000)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
+    start, end = day_range(created_from, created_to)
     async with services.db.session() as s:
         result = await repo.list_sessions(
-            s, status=status, flow=flow, limit=page_size, offset=(page - 1) * page_size
+            s,
+            status=status,
+            flow=flow,
+            text=(q or "").strip() or None,
+            created_from=start,
+            created_to=end,
+            limit=page_size,
+            offset=(page - 1) * page_size,
         )
     return SessionPage(
         items=[_summary(r) for r in result.items],

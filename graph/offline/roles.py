@@ -15,10 +15,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
+from graph.compact import task_only
 from graph.evidence import Evidence, after_last_human, collect
 from graph.extractive import extractive_answer
+from graph.offline.followup import earlier_questions, with_subject
 from graph.offline.text import json_block, terms, unique, yaml_block
-from graph.rules import aiops_step, next_agent
+from graph.rules import aiops_step, alert_steps, next_agent
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
 WANTS_TIME = re.compile(r"几点|时间|日期|今天|现在|\bnow\b|\btime\b|\bdate\b|\btoday\b", re.I)
@@ -28,6 +30,8 @@ SERVICE_RE = re.compile(
     r"服务\s*[:：]?\s*([A-Za-z0-9_.\-]+)|service[=:\s]+([A-Za-z0-9_.\-]+)", re.I
 )
 DOMAIN_INSTR = re.compile(r"在领域\s*(\S+?)\s*检索\s*[:：]\s*(.+)")
+# Where one symptom ends and the next begins: punctuation and the words that join symptoms.
+CLAUSES = re.compile(r"[，,。；;！!？?\n]|同时|另外|还有|以及|并且|而且|\band\b|\balso\b", re.I)
 
 
 def _id(*parts: Any) -> str:
@@ -44,9 +48,10 @@ def _text(m: AnyMessage) -> str:
 
 
 def _task(messages: Sequence[AnyMessage]) -> str:
+    """The task of the last human message, without the findings a compact context adds."""
     for m in reversed(messages):
         if m.type == "human":
-            return _text(m)
+            return task_only(_text(m))
     return ""
 
 
@@ -114,8 +119,10 @@ def _retry_query(first: str) -> str | None:
 
 
 def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
-    task = _task(messages)
-    spec = json_block(task) or {}
+    asked = _task(messages)
+    spec = json_block(asked) or {}
+    # A follow-up ("可以直接重试吗？" about an error asked before) searches with the earlier subject.
+    task = asked if spec else with_subject(asked, earlier_questions(messages))
     evs = collect(after_last_human(messages))
     salt = _id(role, task)
     if not evs:
@@ -136,8 +143,12 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
                 return AIMessage(
                     content="", tool_calls=[_call("lookup_knowledge", {"query": alt}, salt, 2)]
                 )
-    question = spec.get("question") or _strip_json(task)
-    return AIMessage(content=extractive_answer(question, evs, report=(role == "executor")))
+    question = spec.get("question") or _strip_json(asked)
+    return AIMessage(
+        content=extractive_answer(
+            question, evs, report=(role == "executor"), focus=task if task != asked else ""
+        )
+    )
 
 
 # --- coordinating roles -----------------------------------------------------------------------
@@ -184,6 +195,42 @@ def _domain_score(
     return score, unique(hits)
 
 
+def _symptom_docs(
+    clause: str, domains: dict[str, list[dict[str, Any]]]
+) -> list[tuple[str, str, list[str]]]:
+    """(domain, title, matched terms) of the runbooks one clause points at clearly."""
+    qterms = terms(clause)
+    scored = [
+        (*_domain_score(clause, qterms, [d]), name, str(d.get("title", "")))
+        for name, docs in domains.items()
+        for d in docs
+    ]
+    scored = sorted((x for x in scored if x[0] >= 2), key=lambda x: (-x[0], x[2], x[3]))
+    if not scored:
+        return []
+    floor = max(2, scored[0][0] / 2)
+    return [(name, title, hits) for score, hits, name, title in scored if score >= floor]
+
+
+def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
+    """One step per distinct symptom: each clause of the question that points at a runbook gives
+    one lookup, in the question's order; a runbook two clauses point at is looked up once."""
+    domains = _map_domains(system)
+    steps: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for clause in CLAUSES.split(question):
+        for name, title, hits in _symptom_docs(clause, domains):
+            query = " ".join(hits)
+            instruction = f"在领域 {name} 检索：{query}"
+            if title in seen or instruction in done:
+                continue
+            seen.add(title)
+            steps.append(
+                {"instruction": instruction, "domains": [name], "query": query, "finish": False}
+            )
+    return steps
+
+
 def plan_chat(question: str, system: str, done: list[str]) -> dict[str, Any]:
     """Domains ranked by how strongly the question points at them; weak matches are dropped."""
     qterms = terms(question)
@@ -215,13 +262,21 @@ def plan_chat(question: str, system: str, done: list[str]) -> dict[str, Any]:
 
 
 def plan(messages: Sequence[AnyMessage]) -> AIMessage:
+    """All the steps at once (one per alert or symptom), then finish: one planner call per run."""
     system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
     state = json_block(_task(messages)) or {}
     if state.get("flow") == "AI_OPS":
-        step = aiops_step(state)
+        checked = bool(state.get("alerts_checked"))
+        steps = alert_steps(state) if checked else [aiops_step(state)]
+        decided = {"steps": steps, "finish": checked}
     else:
-        step = plan_chat(state.get("question", ""), system, list(state.get("done_domains", [])))
-    return AIMessage(content="", tool_calls=[_call("Plan", step, state)])
+        done = [f.get("instruction", "") for f in state.get("feedback", [])]
+        steps = plan_symptoms(state.get("question", ""), system, done)
+        if not steps:  # no clause names a runbook: the strongest domains for the whole question
+            step = plan_chat(state.get("question", ""), system, state.get("done_domains", []))
+            steps = [] if step["finish"] else [step]
+        decided = {"steps": steps, "finish": True}
+    return AIMessage(content="", tool_calls=[_call("Plan", decided, state)])
 
 
 # --- knowledge-base enrichment ------------------------------------------------------------------

@@ -67,6 +67,7 @@ def _role(body: dict[str, Any]) -> tuple[str, set[str]]:
 @dataclass
 class StubLLM(ThreadedServer):
     requests: list[dict[str, Any]] = field(default_factory=list)
+    usages: list[dict[str, Any]] = field(default_factory=list)  # the usage each answer reported
     fail_next: int = 0
     fail_mode: str = "500"  # "500" or "hang"
     fail_from: int = 0  # 1-based request number from which ``fail_next`` applies (0 = the next one)
@@ -137,6 +138,7 @@ class StubLLM(ThreadedServer):
                     {"error": {"message": "stub failure", "type": "server_error"}}, status_code=500
                 )
             full = self.reply(body)
+            self.usages.append(full["usage"])
             if not body.get("stream"):
                 return full
             return StreamingResponse(self._sse(full), media_type="text/event-stream")

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.offline.text import estimate_tokens
@@ -41,10 +41,14 @@ VARIANTS = [
 
 
 class ScriptedModel(BaseChatModel):
-    """Issues one lookup per turn from a fixed list, then answers; counts the tokens it is sent."""
+    """Issues one lookup per turn from a fixed list, then answers; counts the tokens it is sent.
+
+    It remembers what it issued itself (not what it was shown), so it keeps re-querying whatever
+    context the graph sends; its usage is the offline model's estimate of what it was sent."""
 
     queries: list[str]
     sent_tokens: list[int] = []
+    issued: list[str] = []
 
     @property
     def _llm_type(self) -> str:
@@ -60,8 +64,9 @@ class ScriptedModel(BaseChatModel):
             m.content if isinstance(m.content, str) else json.dumps(m.content) for m in messages
         )
         self.sent_tokens.append(estimate_tokens(text))
-        done = sum(1 for m in messages if isinstance(m, ToolMessage))
+        done = len(self.issued)
         if done < len(self.queries):
+            self.issued.append(self.queries[done])
             call = {
                 "name": "lookup_knowledge",
                 "args": {"query": self.queries[done]},
@@ -71,6 +76,12 @@ class ScriptedModel(BaseChatModel):
             msg = AIMessage(content="", tool_calls=[call])
         else:
             msg = AIMessage(content="基于已检索到的连接池、Flyway 与 Redis 手册作答。")
+        n_out = estimate_tokens(str(msg.content)) + 5 * len(msg.tool_calls)
+        msg.usage_metadata = {
+            "input_tokens": self.sent_tokens[-1],
+            "output_tokens": n_out,
+            "total_tokens": self.sent_tokens[-1] + n_out,
+        }
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 

@@ -2,8 +2,10 @@
 // feedback and a live trace drawer.
 
 import { ApiError, api, describeError, streamSSE } from "./api.js";
+import { hintsFromTrace, linkCitations } from "./citations.js";
+import { fillIcons, icon } from "./icons.js";
 import { setMarkdown } from "./markdown.js";
-import { clear, errorBox, h, initShell, levelBadge, pick, setChildren } from "./ui.js";
+import { clear, errorBox, fmtDuration, h, initShell, levelBadge, pick, setChildren } from "./ui.js";
 
 const LS_CONVS = "sb.conversations";
 const LS_CURRENT = "sb.currentConversation";
@@ -112,7 +114,7 @@ function renderConversations() {
             title: "从列表移除（只删除本浏览器里的记录）",
             onclick: () => removeConversation(conv.id),
           },
-          "✕",
+          icon("x"),
         ),
       ),
     );
@@ -174,6 +176,7 @@ function userView(m) {
   return h("div", { class: "msg user", "data-testid": "message-user" }, m.text);
 }
 
+// Empty ({} or []) reads as nothing, so the caller can hide the line instead of printing a bare label.
 function fmtDomains(domains) {
   if (!domains) return "";
   if (Array.isArray(domains)) return domains.join(", ");
@@ -184,9 +187,27 @@ function fmtDomains(domains) {
   return String(domains);
 }
 
+function stepMs(ev) {
+  const ms = pick(ev, "durationMs");
+  return h("span", { class: "step-ms", "data-testid": "step-duration", title: "耗时 duration" },
+    ms === undefined || ms === null ? "" : fmtDuration(ms));
+}
+
+/** Append one event to a trace list; a node_end fills in the duration of its node's line. */
+function addTraceEvent(list, ev) {
+  if (ev.type === "node_end") {
+    const line = ev.task_id ? list.querySelector(`li[data-task-id="${CSS.escape(ev.task_id)}"] .step-ms`) : null;
+    if (line) line.textContent = fmtDuration(pick(ev, "durationMs"));
+    return;
+  }
+  list.append(traceItem(ev));
+}
+
 function traceItem(ev) {
   const kind = h("span", { class: "ev-kind" }, ev.type);
-  if (ev.type === "node") return h("li", { "data-testid": "trace-event", "data-kind": "node" }, kind, "▶ ", h("b", {}, ev.node));
+  if (ev.type === "node")
+    return h("li", { "data-testid": "trace-event", "data-kind": "node", "data-task-id": ev.task_id || null },
+      kind, icon("play"), " ", h("b", {}, ev.node), stepMs({}));
   if (ev.type === "tool_call") {
     let args = "";
     try {
@@ -205,6 +226,7 @@ function traceItem(ev) {
       h("span", { class: `badge ${ev.status === "error" ? "status-error" : "neutral"}` }, ev.status || "ok"), " ",
       level ? levelBadge(level) : null,
       ev.source ? [" source: ", h("code", { "data-testid": "trace-source" }, ev.source)] : null,
+      stepMs(ev),
       domains && fmtDomains(domains) ? h("div", { class: "muted", "data-testid": "trace-domains" }, `retrievedDomainsThisSession: ${fmtDomains(domains)}`) : null,
       ev.message ? h("div", { class: "muted" }, ev.message) : null);
   }
@@ -223,7 +245,7 @@ class AssistantView {
     this.errorSlot = h("div");
     this.traceList = h("ol", { "data-testid": "trace-list" });
     this.traceCount = h("span", {}, "");
-    this.traceDomains = h("div", { class: "muted small-text", "data-testid": "trace-session-domains" });
+    this.traceDomains = h("div", { class: "muted small-text", "data-testid": "trace-session-domains", hidden: true });
     this.sessionLink = h("a", { "data-testid": "session-link", hidden: true }, "在 Sessions 页查看完整记录 →");
     this.drawer = h("div", { class: "trace", id: `trace-${n}`, hidden: true, "data-testid": "trace-drawer" },
       h("div", { class: "muted small-text" }, "Trace：node / tool_call / tool_result 事件（实时）"),
@@ -233,16 +255,16 @@ class AssistantView {
       "data-testid": "trace-toggle", onclick: () => this.toggleTrace(),
     }, "Trace ", this.traceCount);
     this.useful = h("button", { type: "button", class: "small", "data-testid": "feedback-useful",
-      onclick: () => this.feedback("useful") }, "👍 有用 useful");
+      onclick: () => this.feedback("useful") }, icon("thumbs-up"), "有用 useful");
     this.notUseful = h("button", { type: "button", class: "small", "data-testid": "feedback-not-useful",
-      onclick: () => this.feedback("not_useful") }, "👎 没用 not useful");
+      onclick: () => this.feedback("not_useful") }, icon("thumbs-down"), "没用 not useful");
     this.fbStatus = h("span", { class: "fb-status muted", role: "status", "data-testid": "feedback-status" });
     this.el = h("article", { class: "msg assistant", "data-testid": "message-assistant", "aria-label": "回答" },
       this.head, this.body, this.errorSlot,
       h("div", { class: "msg-actions" }, this.useful, this.notUseful, this.fbStatus,
         h("span", { style: { flex: "1" } }), this.traceBtn),
       this.drawer);
-    for (const ev of msg.trace || []) this.traceList.append(traceItem(ev));
+    for (const ev of msg.trace || []) addTraceEvent(this.traceList, ev);
     this.render();
   }
 
@@ -265,6 +287,7 @@ class AssistantView {
     } else {
       this.body.className = "msg-body";
       setMarkdown(this.body, m.final ?? m.text ?? "");
+      linkCitations(this.body, hintsFromTrace(m.trace));
     }
     clear(this.errorSlot);
     if (m.error) this.errorSlot.append(errorBox(m.error, "message-error"));
@@ -272,9 +295,9 @@ class AssistantView {
       this.sessionLink.href = `/sessions#${encodeURIComponent(m.sessionId)}`;
       this.sessionLink.hidden = false;
     }
-    this.traceCount.textContent = `(${(m.trace || []).length})`;
+    this.traceCount.textContent = `(${this.traceList.children.length})`;
     const domains = [...(m.trace || [])].reverse().map((e) => pick(e, "retrievedDomainsThisSession")).find((d) => d);
-    this.traceDomains.textContent = domains ? `retrievedDomainsThisSession: ${fmtDomains(domains)}` : "";
+    this.showDomains(domains);
     const canRate = Boolean(m.sessionId) && m.status !== "streaming" && !m.feedback;
     this.useful.disabled = !canRate;
     this.notUseful.disabled = !canRate;
@@ -292,10 +315,16 @@ class AssistantView {
   }
 
   addTrace(ev) {
-    this.traceList.append(traceItem(ev));
-    this.traceCount.textContent = `(${(this.msg.trace || []).length})`;
+    addTraceEvent(this.traceList, ev);
+    this.traceCount.textContent = `(${this.traceList.children.length})`;
     const domains = pick(ev, "retrievedDomainsThisSession");
-    if (domains) this.traceDomains.textContent = `retrievedDomainsThisSession: ${fmtDomains(domains)}`;
+    if (domains) this.showDomains(domains);
+  }
+
+  showDomains(domains) {
+    const text = fmtDomains(domains);
+    this.traceDomains.textContent = text ? `retrievedDomainsThisSession: ${text}` : "";
+    this.traceDomains.hidden = !text;
   }
 
   async feedback(value) {
@@ -312,7 +341,7 @@ class AssistantView {
       const caseId = pick(res, "caseId");
       this.fbStatus.className = "fb-status";
       this.fbStatus.style.color = "var(--ok)";
-      this.fbStatus.textContent = `✓ ${res?.message || "反馈已记录"}（${value}${caseId ? ` · case ${caseId}` : ""}）`;
+      setChildren(this.fbStatus, icon("check"), ` ${res?.message || "反馈已记录"}（${value}${caseId ? ` · case ${caseId}` : ""}）`);
       this.render();
     } catch (err) {
       this.fbStatus.className = "fb-status field-error";
@@ -387,6 +416,7 @@ async function run(kind, question) {
         view.render();
         break;
       case "node":
+      case "node_end":
       case "tool_call":
       case "tool_result": {
         const ev = { type, ...d };
@@ -496,6 +526,7 @@ els.newConv.addEventListener("click", () => {
   els.input.focus();
 });
 
+fillIcons();
 initShell();
 renderConversations();
 renderMessages();

@@ -1,11 +1,17 @@
 // Documents page: status cards (filters), searchable/paginated table, upload, detail, re-index,
-// delete, and the knowledge-base re-import with per-file progress.
+// disable / enable, delete, and the knowledge-base re-import with per-file progress. The seed's
+// document fields (fault source, API name, version, chunking) are rendered by doc_meta.js.
 
 import { ApiError, api, describeError } from "./api.js";
 import {
   clear, confirmDialog, debounce, emptyState, errorBox, fmtBytes, fmtDate, h, initShell, json,
-  jsonDetails, loadingState, okBox, openDialog, pager, pick, setChildren, statusBadge, wireDialog,
+  jsonDetails, loadingState, okBox, openDialog, pager, pick, refreshHealth, setChildren, statusBadge,
+  wireDialog,
 } from "./ui.js";
+import {
+  appendUploadFields, chunkFieldErrors, chunkList, detailFields, disabledBadge, isEnabled,
+  loadFaultSources, setEnabled,
+} from "./doc_meta.js";
 
 const STATUSES = [
   ["PENDING", "待处理 PENDING"],
@@ -23,6 +29,7 @@ const els = {
   statsLine: $("stats-line"),
   q: $("doc-q"),
   category: $("doc-category"),
+  faultSource: $("doc-fault-source"),
   pageSize: $("doc-page-size"),
   table: $("doc-table"),
   pager: $("doc-pager"),
@@ -48,6 +55,7 @@ const params = new URLSearchParams(location.search);
 const state = {
   status: params.get("status") || "",
   category: params.get("category") || "",
+  faultSource: params.get("faultSource") || "",
   q: params.get("q") || "",
   page: Number(params.get("page")) || 1,
   pageSize: Number(params.get("pageSize")) || 20,
@@ -61,6 +69,7 @@ function syncUrl() {
   const p = new URLSearchParams();
   if (state.status) p.set("status", state.status);
   if (state.category) p.set("category", state.category);
+  if (state.faultSource) p.set("faultSource", state.faultSource);
   if (state.q) p.set("q", state.q);
   if (state.page > 1) p.set("page", String(state.page));
   if (state.pageSize !== 20) p.set("pageSize", String(state.pageSize));
@@ -82,6 +91,7 @@ async function loadStats() {
     return;
   }
   renderCards();
+  loadFaultSources(els.faultSource, state.faultSource);
 }
 
 function renderCards() {
@@ -142,7 +152,10 @@ async function loadDocuments({ quiet = false } = {}) {
   let data;
   try {
     data = await api("/api/documents", {
-      query: { status: state.status, category: state.category, q: state.q, page: state.page, pageSize: state.pageSize },
+      query: {
+        status: state.status, category: state.category, faultSource: state.faultSource, q: state.q,
+        page: state.page, pageSize: state.pageSize,
+      },
     });
   } catch (err) {
     if (token !== listToken) return;
@@ -165,15 +178,17 @@ async function loadDocuments({ quiet = false } = {}) {
 }
 
 function filtered() {
-  return Boolean(state.status || state.category || state.q);
+  return Boolean(state.status || state.category || state.faultSource || state.q);
 }
 
 function clearFilters() {
   state.status = "";
   state.category = "";
+  state.faultSource = "";
   state.q = "";
   state.page = 1;
   els.q.value = "";
+  els.faultSource.value = "";
   renderCards();
   loadDocuments();
 }
@@ -192,23 +207,29 @@ function renderTable(total) {
     clear(els.pager);
     return;
   }
-  const head = ["标题 Title", "文件路径 File", "分类", "状态", "Chunks", "更新时间", "操作"];
+  const head = ["标题 Title", "文件路径 File", "分类", "故障源", "版本", "状态", "Chunks", "更新时间", "操作"];
   const rows = state.items.map((d) => {
     const docId = pick(d, "docId");
     return h(
       "tr",
-      { "data-testid": "doc-row", "data-doc-id": docId, "data-file-path": pick(d, "filePath"), "data-status": d.status },
+      {
+        "data-testid": "doc-row", "data-doc-id": docId, "data-file-path": pick(d, "filePath"), "data-status": d.status,
+        "data-enabled": String(isEnabled(d)), class: isEnabled(d) ? null : "doc-disabled",
+      },
       h("td", { "data-label": head[0] },
         h("button", { type: "button", class: "link", "data-testid": "doc-open", onclick: () => openDetail(docId) }, d.title || pick(d, "fileName") || docId)),
       h("td", { "data-label": head[1], class: "mono", "data-testid": "doc-path" }, pick(d, "filePath")),
       h("td", { "data-label": head[2] }, d.category || "—"),
-      h("td", { "data-label": head[3] }, statusBadge(d.status, "doc-status"),
+      h("td", { "data-label": head[3], "data-testid": "doc-fault-source" }, pick(d, "faultSource") || "—"),
+      h("td", { "data-label": head[4], class: "nowrap", "data-testid": "doc-version" }, d.version || "v1.0"),
+      h("td", { "data-label": head[5] }, statusBadge(d.status, "doc-status"), disabledBadge(d),
         pick(d, "errorMessage") ? h("div", { class: "field-error small-text" }, pick(d, "errorMessage")) : null),
-      h("td", { "data-label": head[4], class: "num" }, String(pick(d, "chunkCount") ?? "—")),
-      h("td", { "data-label": head[5], class: "nowrap" }, fmtDate(pick(d, "updatedAt"))),
-      h("td", { "data-label": head[6] },
+      h("td", { "data-label": head[6], class: "num" }, String(pick(d, "chunkCount") ?? "—")),
+      h("td", { "data-label": head[7], class: "nowrap" }, fmtDate(pick(d, "updatedAt"))),
+      h("td", { "data-label": head[8] },
         h("div", { class: "actions" },
           h("button", { type: "button", class: "small", "data-testid": "doc-detail-button", onclick: () => openDetail(docId) }, "详情"),
+          toggleButton(d, "doc-toggle"),
           h("button", { type: "button", class: "small", "data-testid": "doc-reindex", onclick: (ev) => reindex(d, ev.currentTarget) }, "重建索引"),
           h("button", { type: "button", class: "small", "data-testid": "doc-delete", onclick: () => removeDoc(d) }, "删除"))),
     );
@@ -216,7 +237,7 @@ function renderTable(total) {
   setChildren(
     els.table,
     h("table", { class: "data stack" },
-      h("thead", {}, h("tr", {}, head.map((t, i) => h("th", { scope: "col", class: i === 4 ? "num" : null }, t)))),
+      h("thead", {}, h("tr", {}, head.map((t, i) => h("th", { scope: "col", class: i === 6 ? "num" : null }, t)))),
       h("tbody", {}, rows)),
   );
   setChildren(
@@ -240,7 +261,7 @@ function schedulePoll() {
 }
 
 async function refreshAll() {
-  await Promise.all([loadStats(), loadDocuments({ quiet: true })]);
+  await Promise.all([loadStats(), loadDocuments({ quiet: true }), refreshHealth()]);
 }
 
 // ---- actions ------------------------------------------------------------------------------------
@@ -262,6 +283,30 @@ async function reindex(doc, button) {
   }
   await refreshAll();
   return true;
+}
+
+function toggleButton(doc, testid, after) {
+  const on = isEnabled(doc);
+  return h("button", {
+    type: "button", class: "small", "data-testid": testid,
+    title: on ? "停用：保留文档和向量，但检索不再返回它" : "启用：重新参与检索（无需重新向量化）",
+    onclick: (ev) => toggle(doc, ev.currentTarget, after),
+  }, on ? "停用" : "启用");
+}
+
+async function toggle(doc, button, after) {
+  const enable = !isEnabled(doc);
+  if (button) button.disabled = true;
+  try {
+    await setEnabled(doc, enable);
+    flash(okBox(`✓ 已${enable ? "启用" : "停用"}：${pick(doc, "filePath")}${enable ? "" : "（检索不再返回它）"}`, "doc-action-ok"));
+  } catch (err) {
+    flash(errorBox(`${enable ? "启用" : "停用"}失败：${describeError(err)}`, "doc-action-error"));
+  } finally {
+    if (button) button.disabled = false;
+  }
+  await refreshAll();
+  if (after) after();
 }
 
 async function removeDoc(doc) {
@@ -322,6 +367,7 @@ async function openDetail(docId) {
         await reindex(d, ev.currentTarget);
         openDetail(docId);
       } }, "重建索引"),
+      toggleButton(d, "detail-toggle", () => openDetail(docId)),
       h("button", { type: "button", class: "small", "data-testid": "detail-delete", onclick: () => removeDoc(d) }, "删除")),
     pick(d, "errorMessage") ? errorBox(`错误：${pick(d, "errorMessage")}`, "detail-error-message") : null,
     warnings.length ? h("div", { class: "alert warn", "data-testid": "detail-warnings" },
@@ -332,7 +378,8 @@ async function openDetail(docId) {
         ["文件", pick(d, "fileName")],
         ["路径", pick(d, "filePath")],
         ["分类 category", d.category],
-        ["状态", statusBadge(d.status, "detail-status")],
+        ["状态", h("span", {}, statusBadge(d.status, "detail-status"), disabledBadge(d))],
+        ...detailFields(d),
         ["chunks", pick(d, "chunkCount")],
         ["大小", fmtBytes(pick(d, "fileSize"))],
         ["创建", fmtDate(pick(d, "createdAt"))],
@@ -353,10 +400,7 @@ async function openDetail(docId) {
     md.sections ? [h("h3", {}, "章节 sections"), listOrText(md.sections, "detail-sections")] : null,
     h("h3", {}, `Chunks (${chunks.length})`),
     chunks.length
-      ? h("div", { "data-testid": "detail-chunks" }, chunks.map((c) =>
-        h("details", { "data-testid": "detail-chunk" },
-          h("summary", {}, `#${c.index} · ${c.breadcrumb || "—"}`),
-          h("pre", {}, c.text || ""))))
+      ? chunkList(chunks)
       : h("p", { class: "muted" }, "没有 chunk（文档未索引或索引失败，可点击「重建索引」）。"),
     jsonDetails("原始 metadata (JSON)", md),
   );
@@ -372,7 +416,7 @@ function openUpload() {
 }
 
 function validateUpload() {
-  const errors = [];
+  const errors = chunkFieldErrors();
   const file = els.uploadFile.files?.[0];
   if (!file) errors.push("请选择文件。");
   else {
@@ -410,6 +454,7 @@ els.uploadForm.addEventListener("submit", async (ev) => {
   form.append("file", els.uploadFile.files[0]);
   form.append("category", els.uploadCategory.value.trim());
   form.append("replace", els.uploadReplace.checked ? "true" : "false");
+  appendUploadFields(form);
   els.uploadSubmit.disabled = true;
   setChildren(els.uploadMessage, loadingState("上传并索引中…（首次向量化可能需要几秒）"));
   try {
@@ -533,6 +578,11 @@ els.q.addEventListener("input", debounce(() => {
 }, 300));
 els.category.addEventListener("change", () => {
   state.category = els.category.value;
+  state.page = 1;
+  loadDocuments();
+});
+els.faultSource.addEventListener("change", () => {
+  state.faultSource = els.faultSource.value;
   state.page = 1;
   loadDocuments();
 });

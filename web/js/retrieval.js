@@ -3,6 +3,7 @@
 // chunk: dense similarity, BM25, RRF, ranks).
 
 import { api, describeError } from "./api.js";
+import { icon } from "./icons.js";
 import {
   emptyState, errorBox, fmtDate, fmtNum, h, initShell, json, jsonDetails, levelBadge, loadingState,
   pick, setChildren,
@@ -16,6 +17,7 @@ const els = {
   result: $("lookup-result"),
   examples: $("examples"),
   domains: $("domains"),
+  overrides: $("lookup-overrides"),
 };
 const EXAMPLES = ["ERR_TIMEOUT", "支付超时怎么处理", "MySQL 连接池耗尽", "Redis maxmemory eviction", "Flyway migration failed"];
 let token = 0;
@@ -33,6 +35,42 @@ function fmtDomains(domains) {
     return entries.length ? entries.map(([d, p]) => `${d}: ${Array.isArray(p) ? p.join(", ") : p}`).join("; ") : "—";
   }
   return String(domains);
+}
+
+// ---- per-request settings ------------------------------------------------------------------------
+
+const SETTING_LABELS = {
+  topK: "top-k",
+  highlyRelevantThreshold: "高度相关阈值",
+  referenceThreshold: "参考阈值",
+  denseWeight: "dense 权重",
+  bm25Weight: "BM25 权重",
+  judge: "judge",
+};
+
+/** The controls the operator filled in, as request fields (empty = the server's setting). */
+function overrides() {
+  const out = {};
+  for (const el of els.overrides.querySelectorAll("[data-param]")) {
+    const raw = el.value.trim();
+    if (!raw) continue;
+    out[el.dataset.param] = el.tagName === "SELECT" ? raw : Number(raw);
+  }
+  return out;
+}
+
+function appliedSettings(settings) {
+  if (!settings) return null;
+  const overridden = new Set(settings.overridden || []);
+  return h("div", { class: "kv applied-settings", "data-testid": "applied-settings" },
+    h("span", { class: "muted" }, "本次参数："),
+    Object.entries(SETTING_LABELS).map(([key, label]) => h("span", {
+      class: overridden.has(key) ? "overridden" : null,
+      "data-testid": `applied-${key}`,
+      "data-overridden": String(overridden.has(key)),
+      title: overridden.has(key) ? "本次请求指定的值" : "服务端配置",
+    }, `${label} `, h("b", {}, String(settings[key] ?? "—")))),
+    overridden.size ? null : h("span", { class: "muted" }, "（全部为服务端配置）"));
 }
 
 function fmtTimings(t) {
@@ -107,7 +145,7 @@ function render(query, res) {
       h("h2", { id: "res-title" }, "结果 Result ", h("span", { class: "muted small-text" }, `“${query}”`)),
       h("div", { class: "summary-grid" },
         cell("relevanceLevel", levelBadge(level, { long: true }), "result-level"),
-        cell("found", result.found ? "✓ true" : "✗ false", "result-found"),
+        cell("found", h("span", {}, icon(result.found ? "check" : "x"), result.found ? " true" : " false"), "result-found"),
         cell("layer", layer ?? "—", "result-layer"),
         cell("judge", scores.judge ?? "—", "result-judge"),
         cell("confidence", fmtNum(scores.confidence), "result-confidence"),
@@ -115,6 +153,7 @@ function render(query, res) {
         cell("L1 top similarity", fmtNum(pick(scores, "l1TopSimilarity"))),
         cell("route weights", pick(scores, "routeWeights") ? Object.entries(pick(scores, "routeWeights")).map(([k, v]) => `${k} ${v}`).join(" · ") : "—"),
         cell("timings", fmtTimings(pick(scores, "timingsMs")))),
+      appliedSettings(res.settings),
       hint ? h("p", { "data-testid": "result-hint" }, h("strong", {}, "completenessHint："), hint) : null,
       result.message ? h("div", { class: "alert info", "data-testid": "result-message" }, result.message) : null),
     h("section", { class: "panel", "aria-labelledby": "l0-title" },
@@ -142,7 +181,9 @@ function render(query, res) {
         ? [h("h3", {}, `Supplement (${supplement.length})`), supplement.map((s) => contentBlock(s, "supplement",
           s.breadcrumb ? h("span", {}, "breadcrumb ", h("b", {}, s.breadcrumb)) : null))]
         : null,
-      h("p", { class: "small-text muted" }, `retrievedDomainsThisSession: ${fmtDomains(pick(result, "retrievedDomainsThisSession"))}`),
+      fmtDomains(pick(result, "retrievedDomainsThisSession")) !== "—"
+        ? h("p", { class: "small-text muted", "data-testid": "result-domains" }, `retrievedDomainsThisSession: ${fmtDomains(pick(result, "retrievedDomainsThisSession"))}`)
+        : null,
       jsonDetails("result (JSON，模型看到的全部字段)", result, "result-json"),
       jsonDetails("scores (JSON，原始分数，只进入记录)", scores, "scores-json")),
   );
@@ -163,7 +204,7 @@ async function lookup(query) {
   els.result.setAttribute("aria-busy", "true");
   setChildren(els.result, loadingState("检索中…"));
   try {
-    const res = await api("/api/knowledge/lookup", { method: "POST", json: { query: q } });
+    const res = await api("/api/knowledge/lookup", { method: "POST", json: { query: q, ...overrides() } });
     if (my === token) render(q, res);
   } catch (err) {
     if (my === token) setChildren(els.result, errorBox(`检索失败：${describeError(err)}`, "lookup-error"));
@@ -208,6 +249,11 @@ setChildren(els.examples, h("span", { class: "muted small-text" }, "试试："),
     els.query.value = q;
     lookup(q);
   } }, q)));
+
+$("ov-reset").addEventListener("click", () => {
+  for (const el of els.overrides.querySelectorAll("[data-param]")) el.value = "";
+  if (els.query.value.trim()) lookup(els.query.value);
+});
 
 initShell();
 loadDomains();

@@ -2,9 +2,11 @@
 // and time travel from any checkpoint. A session opens from the list or from the URL hash.
 
 import { api, describeError } from "./api.js";
+import { hintsFromInvocations, linkCitations } from "./citations.js";
+import { icon } from "./icons.js";
 import { setMarkdown } from "./markdown.js";
 import {
-  clear, emptyState, errorBox, fmtDate, fmtDuration, h, initShell, json, jsonDetails, levelBadge,
+  clear, debounce, emptyState, errorBox, fmtDate, fmtDuration, h, initShell, json, jsonDetails, levelBadge,
   loadingState, pager, pick, setChildren, statusBadge,
 } from "./ui.js";
 
@@ -15,9 +17,12 @@ const els = {
   status: $("session-status"),
   flow: $("session-flow"),
   pageSize: $("session-page-size"),
+  q: $("session-q"),
+  from: $("session-from"),
+  to: $("session-to"),
   detail: $("session-detail"),
 };
-const state = { status: "", flow: "", page: 1, pageSize: 20, items: [] };
+const state = { status: "", flow: "", q: "", from: "", to: "", page: 1, pageSize: 20, items: [] };
 let listToken = 0;
 let detailToken = 0;
 
@@ -44,7 +49,10 @@ async function loadSessions({ quiet = false } = {}) {
   let data;
   try {
     data = await api("/api/sessions", {
-      query: { status: state.status, flow: state.flow, page: state.page, pageSize: state.pageSize },
+      query: {
+        status: state.status, flow: state.flow, q: state.q, from: dayStart(state.from), to: dayEnd(state.to),
+        page: state.page, pageSize: state.pageSize,
+      },
     });
   } catch (err) {
     if (token === listToken) setChildren(els.table, errorBox(`会话列表加载失败：${describeError(err)}`, "session-table-error"));
@@ -55,12 +63,25 @@ async function loadSessions({ quiet = false } = {}) {
   renderTable(data.total ?? state.items.length);
 }
 
+// The date inputs hold the operator's local days; the API compares instants (UTC).
+function dayStart(day) {
+  return day ? new Date(`${day}T00:00:00`).toISOString() : "";
+}
+
+function dayEnd(day) {
+  return day ? new Date(`${day}T23:59:59.999`).toISOString() : "";
+}
+
+function filtered() {
+  return Boolean(state.status || state.flow || state.q || state.from || state.to);
+}
+
 function renderTable(total) {
   if (!state.items.length) {
     setChildren(
       els.table,
-      state.status || state.flow
-        ? emptyState("没有符合筛选条件的会话，请调整状态或流程筛选。")
+      filtered()
+        ? emptyState("没有符合条件的会话：换个搜索词，或放宽日期、状态、流程筛选。")
         : emptyState("还没有会话记录：到「对话」页提问或运行「AI-Ops 告警分析」，每次运行都会记录在这里。",
           h("a", { class: "button primary", href: "/" }, "去提问")),
     );
@@ -184,8 +205,8 @@ function replayReport(r) {
     "div",
     { class: `report ${identical ? "identical" : "diverged"}`, "data-testid": "replay-report", "data-identical": String(identical) },
     identical
-      ? h("p", {}, h("strong", {}, "✓ identical"), " — 用记录的模型输出重跑当前代码，每一步都与原记录一致。")
-      : h("p", {}, h("strong", {}, "✗ diverged"), " — 第一个分歧：", h("code", { "data-testid": "first-divergence" }, divergenceText(first) || "unknown")),
+      ? h("p", {}, h("strong", {}, icon("check"), " identical"), " — 用记录的模型输出重跑当前代码，每一步都与原记录一致。")
+      : h("p", {}, h("strong", {}, icon("x"), " diverged"), " — 第一个分歧：", h("code", { "data-testid": "first-divergence" }, divergenceText(first) || "unknown")),
     h("div", { class: "kv" },
       h("span", {}, "recorded steps ", h("b", {}, String(pick(r, "recordedSteps") ?? "—"))),
       h("span", {}, "replayed steps ", h("b", {}, String(pick(r, "replayedSteps") ?? "—"))),
@@ -220,7 +241,7 @@ async function rerunFrom(id, checkpointId, button, slot) {
     const answer = h("div");
     if (r.answer) setMarkdown(answer, r.answer);
     setChildren(slot, h("div", { class: "report identical", "data-testid": "checkpoint-result" },
-      h("p", {}, "✓ 已从 checkpoint 重新运行：", statusBadge(r.status), " ",
+      h("p", {}, icon("check"), " 已从 checkpoint 重新运行：", statusBadge(r.status), " ",
         sid ? h("a", { href: `#${encodeURIComponent(sid)}` }, `新会话 ${sid}`) : null),
       answer));
     loadSessions({ quiet: true });
@@ -292,6 +313,7 @@ async function openSession(id) {
   const invs = data.invocations || [];
   const answer = h("div", { "data-testid": "session-answer" });
   setMarkdown(answer, s.answer || "");
+  linkCitations(answer, hintsFromInvocations(invs));
   const replaySlot = h("div", { "data-testid": "replay-output", "aria-live": "polite" });
   const replayBtn = h("button", { type: "button", class: "primary", "data-testid": "replay-button",
     onclick: () => replay(id, replayBtn, replaySlot) }, "Replay (rerun)");
@@ -343,6 +365,9 @@ async function openSession(id) {
 function onFilter() {
   state.status = els.status.value;
   state.flow = els.flow.value;
+  state.q = els.q.value.trim();
+  state.from = els.from.value;
+  state.to = els.to.value;
   state.pageSize = Number(els.pageSize.value) || 20;
   state.page = 1;
   loadSessions();
@@ -350,6 +375,9 @@ function onFilter() {
 els.status.addEventListener("change", onFilter);
 els.flow.addEventListener("change", onFilter);
 els.pageSize.addEventListener("change", onFilter);
+els.q.addEventListener("input", debounce(onFilter, 300));
+els.from.addEventListener("change", onFilter);
+els.to.addEventListener("change", onFilter);
 $("session-filters").addEventListener("submit", (ev) => ev.preventDefault());
 $("session-refresh").addEventListener("click", () => {
   loadSessions();

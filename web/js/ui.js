@@ -2,6 +2,7 @@
 // badges, dialogs and the top-nav tools (health indicator, API key).
 
 import { api, getApiKey, setApiKey, setKeyPrompt } from "./api.js";
+import { icon } from "./icons.js";
 
 /**
  * h("button", {class: "primary", onclick: fn, "data-testid": "x"}, "text", child…)
@@ -215,7 +216,7 @@ function apiKeyDialog(button) {
       "form",
       { method: "dialog" },
       h("div", { class: "dialog-head" }, h("h2", { id: "api-key-title" }, "API Key"),
-        h("button", { type: "button", "data-close": "", "aria-label": "关闭" }, "✕")),
+        h("button", { type: "button", "data-close": "", "aria-label": "关闭" }, icon("x"))),
       h(
         "div",
         { class: "dialog-body" },
@@ -242,7 +243,7 @@ function apiKeyDialog(button) {
     ),
   );
   const updateLabel = () => {
-    button.textContent = getApiKey() ? "API Key ✓" : "API Key";
+    setChildren(button, "API Key", getApiKey() ? icon("check", { label: "已保存 saved" }) : null);
   };
   let resolveAsk = null;
   dlg.addEventListener("close", () => {
@@ -278,11 +279,18 @@ async function showHealth(dot, text) {
       .filter(Boolean)
       .join(" · ");
     const problems = (hz.problems ?? []).join("\n");
-    dot.title = `database: ${hz.database?.kind ?? "?"} ${hz.database?.ok === false ? "✗" : "✓"}; vector store: ${pick(hz, "vectorStore")?.kind ?? "?"}${problems ? `\n${problems}` : ""}`;
+    dot.title = `database: ${hz.database?.kind ?? "?"} ${hz.database?.ok === false ? "down" : "ok"}; vector store: ${pick(hz, "vectorStore")?.kind ?? "?"}${problems ? `\n${problems}` : ""}`;
   } catch (err) {
     dot.className = "health-dot bad";
     text.textContent = "server unreachable";
   }
+}
+
+let healthNodes = null;
+
+/** Reads /healthz again (e.g. the document count after an upload). */
+export function refreshHealth() {
+  return healthNodes ? showHealth(...healthNodes) : Promise.resolve();
 }
 
 /** Adds the health indicator and the API-key button to the page's top nav. */
@@ -296,6 +304,7 @@ export function initShell() {
   keyBtn.addEventListener("click", () => ask(""));
   setKeyPrompt((reason) => ask(reason));
   tools.append(h("span", { class: "nowrap", title: "GET /healthz" }, dot, " ", text), keyBtn);
+  healthNodes = [dot, text];
   showHealth(dot, text);
 }
 

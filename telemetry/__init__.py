@@ -1,0 +1,1 @@
+"""What the app reports about itself: the Prometheus metrics (``metrics.py``)."""
