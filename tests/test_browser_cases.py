@@ -122,7 +122,7 @@ async def test_cases_page_lists_searches_and_opens_a_case(page: Page, server: Se
     await expect(rows).to_have_count(2)
     await expect(rows.first).to_contain_text("ERR_TIMEOUT")  # newest first
 
-    await page.get_by_test_id("case-search").fill("redis")
+    await page.get_by_test_id("case-search").fill("oom command")  # any letter case
     await expect(rows).to_have_count(1)
     await expect(rows.first).to_have_attribute("data-case-id", case_ids[0])
     await page.get_by_test_id("case-search").fill("没有这样的案例")
