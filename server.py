@@ -20,7 +20,17 @@ from api import errors
 from api.boot import Boot
 from api.http_metrics import HttpMetrics
 from api.limits import UploadSizeLimit
-from api.routes import chat, documents, health, knowledge, metrics, pages, sessions
+from api.routes import (
+    cases,
+    chat,
+    documents,
+    health,
+    insights,
+    knowledge,
+    metrics,
+    pages,
+    sessions,
+)
 from api.security import SecurityMiddleware
 from services import Services
 from settings import Settings, SettingsError, get_settings
@@ -78,7 +88,7 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
 
 
 def _mount_routes(app: FastAPI) -> None:
-    for module in (health, metrics, chat, knowledge, documents, sessions, pages):
+    for module in (health, metrics, chat, knowledge, documents, sessions, cases, insights, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
 

@@ -1,13 +1,12 @@
-"""User feedback on a session: ``useful`` files the session into the case library, once."""
+"""User feedback on a session: ``useful`` files the session into the case library, once;
+``not_useful`` afterwards retracts it (the case is removed)."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
-from persistence import repository as repo
+from persistence.cases import write_feedback
 from persistence.db import Database
-from persistence.models import CaseLibrary, utcnow
 
 FEEDBACK_VALUES = ("useful", "not_useful")
 
@@ -35,23 +34,12 @@ async def submit_feedback(db: Database, session_id: str, feedback: str) -> Feedb
             f"feedback must be one of {', '.join(FEEDBACK_VALUES)}; got {feedback!r}"
         )
     async with db.session() as s:
-        row = await repo.get_session(s, session_id)
-        if row is None:
-            raise SessionNotFound(f"session {session_id} does not exist")
-        await repo.update_session(s, session_id, feedback=feedback, feedback_at=utcnow())
-        if feedback == "not_useful":
-            return FeedbackResult(True, "feedback recorded")
-        case = CaseLibrary(
-            case_id=uuid.uuid4().hex,
-            session_id=session_id,
-            title=(row.query or "")[:100],
-            problem=row.query,
-            root_cause=row.answer,
-            solution=row.answer,
-            category="GENERAL",
-            source="AUTO",
-        )
-        # The unique session_id makes this idempotent, also under concurrent submissions.
-        saved, created = await repo.add_case_once(s, case)
-    message = "case created" if created else "case already exists"
-    return FeedbackResult(True, message, saved.case_id)
+        written = await write_feedback(s, session_id, feedback)
+    if not written.found:
+        raise SessionNotFound(f"session {session_id} does not exist")
+    if feedback == "not_useful":
+        message = "feedback recorded; case removed" if written.removed else "feedback recorded"
+        return FeedbackResult(True, message)
+    assert written.case is not None  # filed in the same transaction
+    message = "case created" if written.created else "case already exists"
+    return FeedbackResult(True, message, written.case.case_id)

@@ -15,6 +15,8 @@ PAGES = {
     "/documents": "documents.html",
     "/sessions": "sessions.html",
     "/retrieval": "retrieval.html",
+    "/cases": "cases.html",
+    "/insights": "insights.html",
 }
 
 router = APIRouter(include_in_schema=False)
