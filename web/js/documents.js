@@ -276,7 +276,7 @@ async function reindex(doc, button) {
     const r = res.result || {};
     flash(r.status === "FAILED" || r.error
       ? errorBox(`重建索引失败：${pick(r, "filePath") || pick(doc, "filePath")} — ${r.error || r.status}`, "doc-action-error")
-      : okBox(`✓ 已重建索引：${pick(r, "filePath") || pick(doc, "filePath")}（${r.status ?? "INDEXED"}，${r.chunks ?? "?"} chunks）`, "doc-action-ok"));
+      : okBox(`已重建索引：${pick(r, "filePath") || pick(doc, "filePath")}（${r.status ?? "INDEXED"}，${r.chunks ?? "?"} chunks）`, "doc-action-ok"));
   } catch (err) {
     flash(errorBox(`重建索引失败：${describeError(err)}`, "doc-action-error"));
   } finally {
@@ -300,7 +300,7 @@ async function toggle(doc, button, after) {
   if (button) button.disabled = true;
   try {
     await setEnabled(doc, enable);
-    flash(okBox(`✓ 已${enable ? "启用" : "停用"}：${pick(doc, "filePath")}${enable ? "" : "（检索不再返回它）"}`, "doc-action-ok"));
+    flash(okBox(`已${enable ? "启用" : "停用"}：${pick(doc, "filePath")}${enable ? "" : "（检索不再返回它）"}`, "doc-action-ok"));
   } catch (err) {
     flash(errorBox(`${enable ? "启用" : "停用"}失败：${describeError(err)}`, "doc-action-error"));
   } finally {
@@ -322,7 +322,7 @@ async function removeDoc(doc) {
   if (!ok) return;
   try {
     await api(`/api/documents/${encodeURIComponent(docId)}`, { method: "DELETE" });
-    flash(okBox(`✓ 已删除：${pick(doc, "filePath")}`, "doc-action-ok"));
+    flash(okBox(`已删除：${pick(doc, "filePath")}`, "doc-action-ok"));
     if (els.detailDialog.open) els.detailDialog.close();
   } catch (err) {
     flash(errorBox(`删除失败：${describeError(err)}`, "doc-action-error"));
@@ -470,7 +470,7 @@ els.uploadForm.addEventListener("submit", async (ev) => {
       els.uploadMessage,
       failed
         ? errorBox(`导入失败：${pick(r, "filePath") || ""} — ${r.error || r.status}`, "upload-error")
-        : okBox(`✓ 已上传：${pick(r, "filePath") || pick(doc, "filePath")}（${r.status || doc.status}，${r.chunks ?? pick(doc, "chunkCount") ?? "?"} chunks）`, "upload-result"),
+        : okBox(`已上传：${pick(r, "filePath") || pick(doc, "filePath")}（${r.status || doc.status}，${r.chunks ?? pick(doc, "chunkCount") ?? "?"} chunks）`, "upload-result"),
       warnings.length ? h("div", { class: "alert warn", "data-testid": "upload-warnings" }, h("strong", {}, "警告："),
         h("ul", {}, warnings.map((w) => h("li", {}, typeof w === "string" ? w : json(w))))) : null,
       derivedList.length ? h("p", { class: "muted small-text", "data-testid": "upload-derived" }, `自动推导的字段：${derivedList.join(", ")}`) : null,

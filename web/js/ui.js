@@ -2,7 +2,7 @@
 // badges, dialogs and the top-nav tools (health indicator, API key).
 
 import { api, getApiKey, setApiKey, setKeyPrompt } from "./api.js";
-import { icon } from "./icons.js";
+import { fillIcons, icon } from "./icons.js";
 import { watchStartup } from "./startup.js";
 
 /**
@@ -136,7 +136,7 @@ export function errorBox(message, testid = "error") {
 }
 
 export function okBox(message, testid = "ok") {
-  return h("div", { class: "alert ok", role: "status", "data-testid": testid }, message);
+  return h("div", { class: "alert ok", role: "status", "data-testid": testid }, icon("check"), " ", message);
 }
 
 export function jsonDetails(summary, value, testid) {
@@ -296,6 +296,7 @@ export function refreshHealth() {
 
 /** Adds the health indicator and the API-key button to the page's top nav. */
 export function initShell() {
+  fillIcons(); // static buttons marked data-icon="…" get their SVG
   const tools = document.querySelector(".topnav .nav-tools");
   if (!tools) return;
   const dot = h("span", { class: "health-dot", "aria-hidden": "true" });
