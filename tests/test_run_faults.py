@@ -111,11 +111,15 @@ def _assert_totals_equal_rows(trace: dict) -> None:
     assert s["totalTokens"] == sum(st["tokenCount"] or 0 for st in trace["steps"]), s
 
 
-def _shape(trace: dict) -> tuple[list[str], list[str]]:
-    """The model steps (by agent) and tool calls (by tool) of a run, in order."""
+def _shape(trace: dict) -> tuple[list[str], list[list[str]]]:
+    """The model steps (by agent) in order, and the tool calls (by tool) each step made: parallel
+    calls of one step finish in any order, so each step's calls are compared as a sorted list."""
+    by_step: dict[object, list[str]] = {}
+    for i in trace["invocations"]:
+        by_step.setdefault(i["stepId"], []).append(i["toolName"])
     return (
         [st["agentName"] for st in trace["steps"]],
-        [i["toolName"] for i in trace["invocations"]],
+        [sorted(calls) for calls in by_step.values()],
     )
 
 

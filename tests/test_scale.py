@@ -178,10 +178,14 @@ def test_fifty_concurrent_sessions(cluster, record_property) -> None:  # noqa: A
     for (_, expected), (_, _, body) in zip(jobs, results, strict=True):
         trace = httpx.get(f"{cluster['b']}/api/sessions/{body['sessionId']}").json()
         assert trace["session"]["status"] == "SUCCESS" and expected in body["answer"]
-        others = {path for _, path in topics} - {expected}
-        assert not any(
-            path in body["answer"] for path in others
-        )  # never another session's document
+        # Never another session's document: what the answer cites (its document headings and its
+        # sources line) is this question's runbook. The quoted runbook text may mention other
+        # runbooks' paths (payment-errors.md points to the connection-pool runbook), so the
+        # answer's text as a whole is no test of that.
+        cited = set(re.findall(r"\*\*([\w./-]+\.md)\*\*", body["answer"]))
+        for line in re.findall(r"^来源：(.+)$", body["answer"], flags=re.M):
+            cited |= set(line.split("、"))
+        assert cited == {expected}, (cited, body["answer"][:500])
         for inv in trace["invocations"]:
             assert inv["retrievalDetails"]["retrieved_domains"] == [expected.split("/")[0]]
     listing = httpx.get(f"{cluster['b']}/api/sessions", params={"pageSize": 200}).json()
