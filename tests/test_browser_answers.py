@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import browser_marks, chromium
+from tests.support.browser import browser_marks, checked_page, chromium
 from tests.support.kb import copy_fixture_kb
 from tests.support.paths import ROOT
 from tests.support.processes import Server, start_server
@@ -52,18 +52,8 @@ async def browser() -> AsyncIterator[Browser]:
 
 @pytest.fixture
 async def page(browser: Browser, server: Server) -> AsyncIterator[Page]:
-    ctx = await browser.new_context(
-        base_url=server.base_url, viewport={"width": 1280, "height": 800}
-    )
-    ctx.set_default_timeout(20_000)
-    pg = await ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    async with checked_page(browser, server) as pg:
         yield pg
-    finally:
-        await ctx.close()
-    assert not errors, errors
 
 
 async def _screenshot(page: Page, name: str) -> None:

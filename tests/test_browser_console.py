@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import browser_marks, chromium
+from tests.support.browser import browser_marks, checked_page, chromium
 from tests.support.processes import Server, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -45,27 +45,8 @@ async def browser() -> AsyncIterator[Browser]:
 
 @pytest.fixture
 async def page(browser: Browser, server: Server) -> AsyncIterator[Page]:
-    """A fresh context per test; fails the test on a JS error."""
-    ctx = await browser.new_context(
-        base_url=server.base_url, viewport={"width": 1280, "height": 800}
-    )
-    ctx.set_default_timeout(20_000)
-    pg = await ctx.new_page()
-    problems: list[str] = []
-    pg.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    pg.on(
-        "console",
-        lambda msg: (
-            problems.append(f"console {msg.type}: {msg.text}")
-            if msg.type == "error" and "Failed to load resource" not in msg.text
-            else None
-        ),
-    )
-    try:
+    async with checked_page(browser, server) as pg:
         yield pg
-    finally:
-        await ctx.close()
-    assert not problems, "\n".join(problems) + f"\n--- server log ---\n{server.log_tail(30)}"
 
 
 async def ask(page: Page, question: str) -> Any:

@@ -62,3 +62,38 @@ def browser_marks() -> list[Any]:
         pytest.mark.skipif(not has_playwright, reason=MISSING_PLAYWRIGHT),
         pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING_CHROMIUM),
     ]
+
+
+@asynccontextmanager
+async def checked_page(browser: Any, server: Any, *, height: int = 800) -> AsyncIterator[Any]:
+    """A fresh context and page for one test (a ``playwright.async_api.Page`` on ``server``). The
+    test fails on a JS error, an error in the console, or a request to anywhere but the server: the
+    console must work with no network."""
+    ctx = await browser.new_context(
+        base_url=server.base_url, viewport={"width": 1280, "height": height}
+    )
+    ctx.set_default_timeout(20_000)
+    pg = await ctx.new_page()
+    problems: list[str] = []
+    pg.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    pg.on(
+        "console",
+        lambda msg: (
+            problems.append(f"console {msg.type}: {msg.text}")
+            if msg.type == "error" and "Failed to load resource" not in msg.text
+            else None
+        ),
+    )
+    pg.on(
+        "request",
+        lambda req: (
+            None
+            if req.url.startswith((server.base_url, "data:", "blob:"))
+            else problems.append(f"request off the server: {req.url}")
+        ),
+    )
+    try:
+        yield pg
+    finally:
+        await ctx.close()
+    assert not problems, "\n".join(problems) + f"\n--- server log ---\n{server.log_tail(30)}"
