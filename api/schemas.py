@@ -167,6 +167,7 @@ class SessionSummary(Camel):
     evidence_score: int | None = None
     feedback: str | None
     replay_of: str | None
+    origin: str = "user"
     created_at: datetime
     completed_at: datetime | None
 

@@ -31,7 +31,7 @@ from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.leases import INTERRUPTED, Lease
-from persistence.models import SessionStatus
+from persistence.models import SessionOrigin, SessionStatus
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class Runner:
         flow: str = "CHAT",
         thread_id: str | None = None,
         replay_of: str | None = None,
+        origin: str | None = None,
     ) -> Run:
         """Create the session, RUNNING and leased to this attempt. Done before anything streams, so
         a database that refuses it fails the request with a clear status, not an empty stream."""
@@ -124,6 +125,7 @@ class Runner:
                 query=question,
                 agent_flow=flow,
                 replay_of=replay_of,
+                origin=origin or (SessionOrigin.REPLAY if replay_of else SessionOrigin.USER),
                 **lease.fields(),
             )
         return Run(session_id, thread_id, flow, question, lease)
@@ -153,13 +155,16 @@ class Runner:
         resume: bool = False,
         checkpoint_id: str | None = None,
         replay_of: str | None = None,
+        origin: str | None = None,
         run: Run | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run and yield events: session, node, tool_call, tool_result, token, answer, done|error.
 
         A new run starts from ``question``; ``resume=True`` instead continues the thread from its
         latest checkpoint (or ``checkpoint_id``). ``run`` is a session already opened or claimed."""
-        run = run or await self.open(question, flow=flow, thread_id=thread_id, replay_of=replay_of)
+        run = run or await self.open(
+            question, flow=flow, thread_id=thread_id, replay_of=replay_of, origin=origin
+        )
         answer: str | None = None
         try:
             yield {

@@ -45,6 +45,16 @@ class AgentFlow(StrEnum):
     AI_OPS = "AI_OPS"
 
 
+class SessionOrigin(StrEnum):
+    """Who started a run: insights count ``user`` and ``studio`` runs as traffic; replays and eval
+    runs are recorded the same way but kept apart."""
+
+    USER = "user"
+    STUDIO = "studio"
+    REPLAY = "replay"
+    EVAL = "eval"
+
+
 DEFAULT_VERSION = "v1.0"
 
 
@@ -81,6 +91,13 @@ class DiagnosisSession(SQLModel, table=True):
     feedback: str | None = Field(default=None, max_length=16)
     feedback_at: datetime | None = None
     replay_of: str | None = Field(default=None, max_length=64, index=True)
+    origin: str = Field(
+        default=SessionOrigin.USER,
+        max_length=16,
+        nullable=False,
+        index=True,
+        sa_column_kwargs={"server_default": SessionOrigin.USER.value},
+    )
     # The run's lease (``persistence/leases.py``): the run attempt holding it and until when. The
     # holder renews it while the run streams; a session runs on one worker at a time, and a RUNNING
     # session whose lease ran out belonged to a worker that died.
