@@ -57,7 +57,6 @@ TRAFFIC_OPTIONAL = {"alert", "aspects"}
 ALERT_KINDS = ("alert_text", "negative")  # a payload from another technology is a negative
 TOPIC_PATH_RE = re.compile(r"\A[a-z0-9-]+/[A-Za-z0-9_.-]+\.md\Z")
 ALERTNAME_RE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
-LABEL_RE = ALERTNAME_RE
 UNRENDERED_RE = re.compile(r"\{\{|\}\}|\$labels|\$value|\$externalLabels")
 
 
@@ -168,7 +167,6 @@ def check_corpus(corpus: Path) -> tuple[set[str], dict, list[str]]:
     return runbooks, counts, problems
 
 
-
 def check_topics(topics: object, written: dict[str, set[str]]) -> tuple[dict, list[str]]:
     """Validate ``topics.yaml`` against the runbooks already written per language; pure."""
     if not isinstance(topics, list):
@@ -201,14 +199,20 @@ def check_topics(topics: object, written: dict[str, set[str]]) -> tuple[dict, li
                 problems.append(f"{where}: {key} must be a non-empty string")
         is_written = path in written.get(lang, set())
         if present is False and is_written:
-            problems.append(f"{where}: a present: false topic's runbook {path} must never be written")
+            problems.append(
+                f"{where}: a present: false topic's runbook {path} must never be written"
+            )
         counts[f"{lang}_{'present' if present else 'missing'}"] += 1
         counts[f"{lang}_written"] += bool(present and is_written)
     problems += [f"topic {i}: id used {c} times" for i, c in ids.items() if c > 1]
     problems += [f"topic path {lang}/{p} used {c} times" for (lang, p), c in paths.items() if c > 1]
     out = {
         "topics": len(topics),
-        **{f"{lang}_{k}": counts.get(f"{lang}_{k}", 0) for lang in LANGS for k in ("present", "missing", "written")},
+        **{
+            f"{lang}_{k}": counts.get(f"{lang}_{k}", 0)
+            for lang in LANGS
+            for k in ("present", "missing", "written")
+        },
     }
     return out, problems
 
@@ -227,7 +231,7 @@ def check_alert(where: str, alert: object, query: object, topic: dict | None) ->
         problems.append(f"{where}: alert.labels must be a non-empty mapping")
     else:
         for k, v in labels.items():
-            if not LABEL_RE.match(str(k)) or not isinstance(v, str) or not v:
+            if not ALERTNAME_RE.match(str(k)) or not isinstance(v, str) or not v:
                 problems.append(f"{where}: label {k!r}: {v!r} must be name: non-empty string")
             elif UNRENDERED_RE.search(v):
                 problems.append(f"{where}: label {k} holds an unrendered template: {v!r}")
@@ -247,89 +251,107 @@ def check_alert(where: str, alert: object, query: object, topic: dict | None) ->
     return problems
 
 
+def check_expected(
+    where: str, q: dict, topic: dict | None, by_path: dict[str, dict], runbooks: set[str]
+) -> tuple[set[str], list[str]]:
+    """Expected paths exist, or await a present topic's runbook; what a query may expect."""
+    kind, expected = q["kind"], q["expected"]
+    problems: list[str] = []
+    awaiting: set[str] = set()
+    if len(set(expected)) != len(expected):
+        problems.append(f"{where}: expected lists a runbook twice")
+    for path in expected:
+        t = by_path.get(path)
+        if t and not t["present"]:
+            problems.append(f"{where}: expected {path} is a present: false topic, never written")
+        elif path not in runbooks and t:
+            awaiting.add(path)
+        elif path not in runbooks:
+            problems.append(f"{where}: expected {path!r} is neither a runbook nor a topic")
+    if kind == "negative" and (expected or topic):
+        problems.append(f"{where}: a negative has expected: [] and topic: null")
+    elif not expected and kind != "negative" and not (topic and not topic["present"]):
+        problems.append(f"{where}: expects nothing but is neither a negative nor a missing topic")
+    if topic and topic["present"] and topic["path"] not in expected:
+        problems.append(f"{where}: its topic's runbook {topic['path']} is not expected")
+    aspects = q.get("aspects")
+    if (kind == "multi") != (aspects is not None):
+        problems.append(f"{where}: aspects go with kind multi, and only with it")
+    elif aspects is not None:
+        lists = isinstance(aspects, list) and len(aspects) >= 2
+        if not lists or not all(
+            isinstance(a, list) and a and all(isinstance(x, str) for x in a) for a in aspects
+        ):
+            problems.append(f"{where}: aspects must be two or more non-empty lists of paths")
+        elif {p for a in aspects for p in a} != set(expected):
+            problems.append(f"{where}: the union of aspects must equal expected")
+    return awaiting, problems
+
+
+def target_group(kind: str, topic: dict | None) -> str:
+    """What a traffic query tests: a new or existing runbook, a missing one, another technology."""
+    if kind in ("negative", "multi"):
+        return {"negative": "wrong_technology", "multi": "multi"}[kind]
+    if topic is None:
+        return "existing_runbook"
+    return "new_runbook" if topic["present"] else "missing_runbook"
+
+
 def check_traffic(
-    queries: object, lang: str, runbooks: set[str], topics: list[dict]
+    queries: object, lang: str, runbooks: set[str], topics: object, older: object
 ) -> tuple[dict, set[str], list[str]]:
-    """Validate one traffic query file; returns (counts, awaiting runbook paths, problems); pure."""
+    """Validate one traffic query file; returns (counts, awaiting runbook paths, problems); pure.
+
+    ``older`` is the language's older query list: a traffic query must not repeat one of its
+    texts, or both sets would count the same question.
+    """
     if not isinstance(queries, list):
         return {}, set(), [f"{lang} traffic: must be a YAML list of queries"]
-    mine = {t["id"]: t for t in topics if isinstance(t, dict) and t.get("lang") == lang}
+    well_formed = [t for t in topics or [] if isinstance(t, dict) and set(t) == TOPIC_KEYS]
+    mine = {t["id"]: t for t in well_formed if t["lang"] == lang}
     by_path = {t["path"]: t for t in mine.values()}
+    seen = {str(q.get("query", "")).strip().lower() for q in older or [] if isinstance(q, dict)}
     problems: list[str] = []
-    ids: Counter[str] = Counter()
-    texts: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
+    ids, texts, kinds, asked, groups = Counter(), Counter(), Counter(), Counter(), Counter()
     awaiting: set[str] = set()
-    asked: Counter[str] = Counter()
-    groups: Counter[str] = Counter()
     for n, q in enumerate(queries, 1):
         if not isinstance(q, dict) or not TRAFFIC_KEYS <= set(q) <= TRAFFIC_KEYS | TRAFFIC_OPTIONAL:
-            problems.append(f"{lang} entry {n}: keys are {', '.join(sorted(TRAFFIC_KEYS))} (+ alert, aspects)")
+            keys = ", ".join(sorted(TRAFFIC_KEYS))
+            problems.append(f"{lang} entry {n}: keys are {keys} (and alert, aspects)")
             continue
-        where = f"{q['id']}"
-        ids[q["id"]] += 1
-        text, kind, expected = q["query"], q["kind"], q["expected"]
+        where, text, kind = str(q["id"]), q["query"], q["kind"]
+        ids[where] += 1
+        kinds[kind] += 1
         if not isinstance(text, str) or not text.strip():
             problems.append(f"{where}: query must be a non-empty string")
         else:
             texts[text.strip().lower()] += 1
-        kinds[kind] += 1
         if kind not in TRAFFIC_KINDS:
             problems.append(f"{where}: kind {kind!r} is not one of {', '.join(TRAFFIC_KINDS)}")
-        topic = mine.get(q["topic"]) if q["topic"] is not None else None
+        topic = mine.get(q["topic"]) if isinstance(q["topic"], str) else None
         if q["topic"] is not None and topic is None:
             problems.append(f"{where}: topic {q['topic']!r} is not a {lang} topic")
-        if topic:
-            asked[topic["id"]] += 1
-        if not isinstance(expected, list) or not all(isinstance(e, str) for e in expected):
+        asked.update([topic["id"]] if topic else [])
+        if not isinstance(q["expected"], list) or not all(
+            isinstance(e, str) for e in q["expected"]
+        ):
             problems.append(f"{where}: expected must be a list of paths")
             continue
-        if len(set(expected)) != len(expected):
-            problems.append(f"{where}: expected lists a runbook twice")
-        for path in expected:
-            t = by_path.get(path)
-            if t and t["present"] is False:
-                problems.append(f"{where}: expected {path} is a present: false topic (never written)")
-            elif path not in runbooks:
-                if t and t["present"] is True:
-                    awaiting.add(path)
-                else:
-                    problems.append(f"{where}: expected {path!r} is neither a runbook nor a topic")
-        missing = topic is not None and topic["present"] is False
-        if kind == "negative" and (expected or topic):
-            problems.append(f"{where}: a negative has expected: [] and topic: null")
-        elif not expected and kind != "negative" and not missing:
-            problems.append(f"{where}: expects nothing but is neither a negative nor a missing topic")
-        if topic and topic["present"] and topic["path"] not in expected:
-            problems.append(f"{where}: its topic's runbook {topic['path']} is not expected")
-        groups[
-            "wrong_technology" if kind == "negative"
-            else "missing_runbook" if missing
-            else "existing_runbook" if topic is None and kind != "multi"
-            else "multi" if kind == "multi"
-            else "new_runbook"
-        ] += 1
+        waiting, found = check_expected(where, q, topic, by_path, runbooks)
+        awaiting |= waiting
+        problems += found
+        groups[target_group(kind, topic)] += 1
         if kind == "alert_text" and "alert" not in q:
             problems.append(f"{where}: kind alert_text needs the alert object it renders")
         if "alert" in q and kind not in ALERT_KINDS:
             problems.append(f"{where}: an alert object goes with kind alert_text or negative")
-        if "alert" in q:
+        elif "alert" in q:
             problems += check_alert(where, q["alert"], text, topic)
         if kind == "alert_name" and topic and text != topic["alertname"]:
             problems.append(f"{where}: alert_name query is not the topic's alertname")
-        aspects = q.get("aspects")
-        if (kind == "multi") != (aspects is not None):
-            problems.append(f"{where}: aspects go with kind multi, and only with it")
-        elif aspects is not None:
-            ok = isinstance(aspects, list) and len(aspects) >= 2 and all(
-                isinstance(a, list) and a and all(isinstance(p, str) for p in a) for a in aspects
-            )
-            if not ok:
-                problems.append(f"{where}: aspects must be two or more non-empty lists of paths")
-            elif {p for a in aspects for p in a} != set(expected):
-                problems.append(f"{where}: the union of aspects must equal expected")
     problems += [f"{i}: id used {c} times" for i, c in ids.items() if c > 1]
     problems += [f"{lang} query text used {c} times: {t!r}" for t, c in texts.items() if c > 1]
+    problems += [f"{lang} query also in queries_{lang}.yaml: {t!r}" for t in texts if t in seen]
     problems += [f"topic {i}: no query asks about it" for i in mine if i not in asked]
     counts = {
         "queries": len(queries),
@@ -362,6 +384,7 @@ def main() -> int:
     parser.add_argument("--topics", type=Path, default=HERE / "topics.yaml")
     parser.add_argument("--traffic-en", type=Path, default=HERE / "queries_en_traffic.yaml")
     parser.add_argument("--traffic-zh", type=Path, default=HERE / "queries_zh_traffic.yaml")
+    parser.add_argument("--queries-zh", type=Path, default=HERE / "queries_zh.yaml")
     parser.add_argument("--zh-corpus", type=Path, default=HERE / "corpus" / "zh")
     parser.add_argument("--knowledge-base", type=Path, default=HERE.parents[1] / "knowledge_base")
     args = parser.parse_args()
@@ -373,6 +396,7 @@ def main() -> int:
         queries = load_yaml(args.queries)
         topics = load_yaml(args.topics)
         traffic = {"en": load_yaml(args.traffic_en), "zh": load_yaml(args.traffic_zh)}
+        older = {"en": queries, "zh": load_yaml(args.queries_zh)}
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -384,7 +408,9 @@ def main() -> int:
     problems += topic_problems
     traffic_counts, awaiting = {}, {}
     for lang in LANGS:
-        counts, waiting, found = check_traffic(traffic[lang], lang, written[lang], topics or [])
+        counts, waiting, found = check_traffic(
+            traffic[lang], lang, written[lang], topics, older[lang]
+        )
         traffic_counts[lang], awaiting[lang] = counts, sorted(waiting)
         problems += found
     report = {
