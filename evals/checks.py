@@ -126,26 +126,26 @@ def check_completed(obs: Observation) -> CheckResult:
 
 
 def check_runbook_cited(s: Scenario, obs: Observation, titles: dict[str, str]) -> CheckResult:
-    want = s.expected.runbooks
     cited = cited_documents(obs.answer, titles) if titles else cited_paths(obs.answer)
-    hit = [p for p in want if p in cited]
-    if not hit:
-        shown = ", ".join(cited) or "none"
-        retrieved = [p for p in want if p in obs.retrieved()]
-        why = (
-            f"retrieved {retrieved[0]} but did not cite it"
-            if retrieved
-            else "no lookup returned it"
-        )
+    retrieved = obs.retrieved()
+    problems = []
+    for group in s.expected.runbook_groups():
+        hit = [p for p in group if p in cited]
+        if not hit:
+            fetched = [p for p in group if p in retrieved]
+            why = (
+                f"retrieved {fetched[0]} but did not cite it"
+                if fetched
+                else "no lookup returned it"
+            )
+            problems.append(f"cites none of {', '.join(group)} ({why})")
+        elif not any(p in retrieved for p in hit):
+            problems.append(
+                f"cites {hit[0]} although no lookup in this run returned it (ungrounded)"
+            )
+    if problems:
         return _fail(
-            "runbook_cited",
-            f"cites none of {', '.join(want)} ({why}; cited: {shown})",
-        )
-    ungrounded = [p for p in hit if p not in obs.retrieved()]
-    if len(ungrounded) == len(hit):
-        return _fail(
-            "runbook_cited",
-            f"cites {hit[0]} although no lookup in this run returned it (an ungrounded citation)",
+            "runbook_cited", "; ".join(problems) + f"; cited: {', '.join(cited) or 'none'}"
         )
     return _ok("runbook_cited")
 
@@ -272,7 +272,7 @@ def run_checks(
     the scenario ran on (path → title), for citations by path or title."""
     e = s.expected
     out = [check_completed(obs)]
-    if e.runbooks:
+    if e.runbook_groups():
         out.append(check_runbook_cited(s, obs, titles))
     if e.wrong_runbooks:
         out.append(check_wrong_runbook(s, obs, titles))

@@ -106,13 +106,12 @@ def unknown_runbooks(scenarios: Iterable[Scenario], known: set[str]) -> list[str
     """Problems for runbook paths a scenario names that its knowledge base does not hold."""
     problems = []
     for s in scenarios:
-        for field in ("runbooks", "wrong_runbooks"):
-            for path in getattr(s.expected, field):
-                if path not in known:
-                    problems.append(
-                        f"scenario {s.id}: expected.{field}: {path} is not in the "
-                        f"{s.knowledge_base} knowledge base"
-                    )
+        for path in dict.fromkeys(s.expected.all_runbooks()):
+            if path not in known:
+                problems.append(
+                    f"scenario {s.id}: expected: runbook {path} is not in the "
+                    f"{s.knowledge_base} knowledge base"
+                )
     return problems
 
 

@@ -115,6 +115,10 @@ class Expected(_Strict):
     runbooks: list[str] = Field(
         default_factory=list, description="knowledge-base paths; citing any one of them is right"
     )
+    runbooks_each: list[list[str]] = Field(
+        default_factory=list,
+        description="several symptoms: for each group, one of its runbooks must be cited",
+    )
     wrong_runbooks: list[str] = Field(
         default_factory=list, description="paths whose citation is wrong (another technology)"
     )
@@ -142,21 +146,41 @@ class Expected(_Strict):
     @field_validator("runbooks", "wrong_runbooks")
     @classmethod
     def _paths(cls, v: list[str]) -> list[str]:
-        bad = [p for p in v if not RUNBOOK_PATH.match(p)]
-        if bad:
-            raise ValueError(
-                f"not a knowledge-base path: {bad[0]!r} (write it as the answer cites it, "
-                "e.g. database/mysql-slow-query.md)"
-            )
+        return _runbook_paths(v)
+
+    @field_validator("runbooks_each")
+    @classmethod
+    def _groups(cls, v: list[list[str]]) -> list[list[str]]:
+        if any(not group for group in v):
+            raise ValueError("every group names at least one runbook")
+        for group in v:
+            _runbook_paths(group)
         return v
+
+    def runbook_groups(self) -> list[list[str]]:
+        """What must be cited: one of ``runbooks``, and one of each ``runbooks_each`` group."""
+        return ([self.runbooks] if self.runbooks else []) + self.runbooks_each
+
+    def all_runbooks(self) -> list[str]:
+        return [p for g in self.runbook_groups() for p in g] + self.wrong_runbooks
 
     @model_validator(mode="after")
     def _coherent(self) -> Expected:
-        if self.no_runbook and self.runbooks:
+        if self.no_runbook and self.runbook_groups():
             raise ValueError("no_runbook: true cannot also expect runbooks to be cited")
-        if not (self.no_runbook or self.runbooks or self.cause or self.names):
+        if not (self.no_runbook or self.runbook_groups() or self.cause or self.names):
             raise ValueError("expects nothing: give runbooks, cause, names or no_runbook: true")
         return self
+
+
+def _runbook_paths(v: list[str]) -> list[str]:
+    bad = [p for p in v if not RUNBOOK_PATH.match(p)]
+    if bad:
+        raise ValueError(
+            f"not a knowledge-base path: {bad[0]!r} (write it as the answer cites it, "
+            "e.g. database/mysql-slow-query.md)"
+        )
+    return v
 
 
 class Source(_Strict):
