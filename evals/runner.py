@@ -8,62 +8,17 @@ tool results in full), never from the model's own account of itself.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from typing import Any
 
 from evals.checks import Observation
+from evals.observe import observe_session
 from evals.schema import Scenario
 from graph.context import Context
-from graph.evidence import Evidence
 from graph.graphs import Graphs
-from graph.run_evidence import run_evidence
 from graph.runner import Runner
-from persistence import repository as repo
 from persistence.db import Database
 from persistence.models import SessionOrigin
-
-
-def _preview_evidence(invocations: list[Any]) -> list[Evidence]:
-    """Tool results from the records' previews, when the run's checkpoints are gone."""
-    out = []
-    for inv in invocations:
-        text = inv.output_preview or ""
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = {}
-        out.append(
-            Evidence(
-                inv.tool_name,
-                dict(inv.input_params or {}),
-                inv.call_key,
-                bool(inv.success),
-                text,
-                data if isinstance(data, dict) else {},
-            )
-        )
-    return out
-
-
-async def observe_session(
-    db: Database, graphs: Graphs | None, session_id: str
-) -> tuple[Any, list[Evidence], int, int]:
-    """(session row, tool results, model calls, tokens) of one recorded session."""
-    async with db.session() as s:
-        trace = await repo.get_trace(s, session_id)
-    if trace is None:
-        raise LookupError(f"session {session_id} does not exist")
-    row = trace.session
-    evidence = None
-    if graphs is not None and row.thread_id:
-        graph = graphs.for_flow(row.agent_flow)
-        evidence = await run_evidence(graph, row.thread_id, session_id)
-    if evidence is None:
-        evidence = _preview_evidence(trace.invocations)
-    tokens = sum(st.token_count or 0 for st in trace.steps)
-    return row, evidence, len(trace.steps), tokens
 
 
 class ScenarioRunner:

@@ -55,6 +55,10 @@ class SessionOrigin(StrEnum):
     EVAL = "eval"
 
 
+# The runs insights count as traffic: people asking (console, API, Studio), not replays or evals.
+TRAFFIC_ORIGINS = (SessionOrigin.USER.value, SessionOrigin.STUDIO.value)
+
+
 DEFAULT_VERSION = "v1.0"
 
 
