@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "validate":
             return _validate(settings, args)
         return asyncio.run(_runs(settings, args))
-    except (SettingsError, ScenarioError, SuiteError) as exc:
+    except (SettingsError, ScenarioError, SuiteError, FileNotFoundError) as exc:
         print(exc, file=sys.stderr)
         return 2
 

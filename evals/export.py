@@ -141,6 +141,11 @@ def evidence_used(answer: str, world: World) -> Evidence:
     return Evidence(alerts=list(dict.fromkeys(alerts)), logs=logs)
 
 
+def _first_mention(answer: str, path: str, title: str) -> int:
+    found = [i for i in (answer.find(path), answer.find(title)) if i >= 0]
+    return min(found, default=len(answer))
+
+
 def _window(obs: Observation) -> float:
     """The widest time window the run asked for logs in (minutes)."""
     asked = [float(r.args.get("minutes") or 60) for r in obs.evidence if r.tool == "query_logs"]
@@ -205,10 +210,24 @@ async def draft_from_case(services: Services, case_id: str) -> Draft:
     world = world_from(obs.evidence)
     titles = {d.file_path: d.title for d in services.kb.catalog.all()}
     retrieved = obs.retrieved()
-    cited = [p for p in cited_documents(obs.answer, titles) if p in retrieved]
+    cited = sorted(
+        (p for p in cited_documents(obs.answer, titles) if p in retrieved),
+        key=lambda p: _first_mention(obs.answer, p, titles[p]),
+    )
     no_runbook = not cited and says_not_found(obs.answer)
     if not cited and not no_runbook:
         warnings.append("the answer cites no runbook the run retrieved: add the expected runbooks")
+    if len(cited) > 1:
+        # "Any of" the expected runbooks passes: listing every document an answer showed would
+        # pass an answer that shows the wrong one. The first cited is the answer's main source.
+        warnings.append(
+            f"the answer also cites {', '.join(cited[1:])}: add those that are right too"
+        )
+    used = evidence_used(obs.answer, world)
+    if len(used.logs) > 1:
+        warnings.append(
+            "evidence.logs lists every log line the answer quoted: keep those a right answer must use"
+        )
     questions = [t.query for t in turns]
     asked: dict[str, Any] = {"question": None, "turns": [], "note": None}
     if flow == "aiops":
@@ -237,13 +256,13 @@ async def draft_from_case(services: Services, case_id: str) -> Draft:
         **asked,
         world=world,
         expected=Expected.model_construct(
-            runbooks=cited,
+            runbooks=cited[:1],
             runbooks_each=[],
             wrong_runbooks=[],
             no_runbook=no_runbook,
             cause=None,
             names=[],
-            evidence=evidence_used(obs.answer, world),
+            evidence=used,
             forbidden=[],
             cost=ceiling(obs.model_calls, obs.tokens),
         ),

@@ -71,6 +71,9 @@ def mirror(source: Path, target: Path) -> int:
     for rel in set(have) - set(want):
         (target / rel).unlink()
         changed += 1
+    for folder in sorted((p for p in target.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):  # a category whose runbooks are all gone
+            folder.rmdir()
     return changed
 
 

@@ -136,7 +136,7 @@ function resultRow(r) {
         ? h("div", { class: "small-text muted", "data-testid": "eval-judge" }, `LLM 评审 ${Number(judge.score).toFixed(2)}：${judge.reason || ""}`)
         : null),
     h("td", { "data-label": "成本", class: "nowrap small-text" }, `${pick(r, "modelCalls")} 次 · ${pick(r, "totalTokens")} tok`, h("br"), fmtDuration(pick(r, "durationMs"))),
-    h("td", { "data-label": "会话 Sessions" }, sessions.map((sid, i) =>
+    h("td", { "data-label": "会话 Sessions", class: "nowrap" }, sessions.map((sid, i) =>
       h("div", {}, h("a", { href: `/sessions#${encodeURIComponent(sid)}`, "data-testid": "eval-session-link" }, sessions.length > 1 ? `第 ${i + 1} 轮` : "查看会话")))));
 }
 
