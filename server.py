@@ -24,6 +24,7 @@ from api.routes import (
     cases,
     chat,
     documents,
+    evals,
     health,
     insights,
     knowledge,
@@ -88,7 +89,18 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
 
 
 def _mount_routes(app: FastAPI) -> None:
-    for module in (health, metrics, chat, knowledge, documents, sessions, cases, insights, pages):
+    for module in (
+        health,
+        metrics,
+        chat,
+        knowledge,
+        documents,
+        sessions,
+        cases,
+        insights,
+        evals,
+        pages,
+    ):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal
 
+from pydantic import ValidationError
+
+from tools.world import World
+
 
 def _d(text: str) -> dict[str, str]:
     return {"description": text}
@@ -76,6 +80,15 @@ class Context:
     answer_prompt: str | None = field(
         default=None, metadata=_d("Override of the final-answer prompt.")
     )
+    world: dict[str, Any] | None = field(
+        default=None,
+        metadata=_d(
+            "A recorded incident for this run: {now, alerts, logs} that get_current_time, "
+            "query_prometheus_alerts and query_logs return instead of the clock, Prometheus and "
+            "Loki (alerts as Prometheus' /api/v1/alerts lists them). Unset = the configured "
+            "sources. The incident eval suite sets it."
+        ),
+    )
 
     def __post_init__(self) -> None:
         # Studio and callers may send anything; a knob out of range would silently misjudge.
@@ -93,6 +106,13 @@ class Context:
             raise ValueError(
                 f"lookup_budget must be 0 or more, or unset (got {self.lookup_budget})"
             )
+        if self.world is not None:
+            try:  # the tools read it on every call: refuse a malformed one before the run starts
+                World.model_validate(self.world)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "world"
+                raise ValueError(f"world.{where}: {first['msg']}") from None
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> Context:

@@ -3,7 +3,8 @@ hits were, evidence scores, feedback, activity over time and tool latency.
 
 The reads are plain column reads over one time window, the same on SQLite and MySQL (JSON values
 through SQLAlchemy's JSON path operators, which compile per dialect); the arithmetic is in
-``persistence/bucketing.py``.
+``persistence/bucketing.py``. Only traffic counts (``TRAFFIC_ORIGINS``): the sessions of replays and
+eval runs, and their tool calls, are recorded like any other but are not user activity.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from persistence import bucketing as b
-from persistence.models import CaseLibrary, DiagnosisSession, ToolInvocation, utcnow
+from persistence.models import (
+    TRAFFIC_ORIGINS,
+    CaseLibrary,
+    DiagnosisSession,
+    ToolInvocation,
+    utcnow,
+)
 
 LOOKUP_TOOL = "lookup_knowledge"
 LEVELS = ("PRECISE", "HIGHLY_RELEVANT", "REFERENCE", "NONE")
@@ -62,6 +69,15 @@ class Insights:
     latency: list[b.Latency] = field(default_factory=list)
 
 
+def _traffic(session_id: Any) -> Any:
+    """Rows of traffic sessions only (see ``TRAFFIC_ORIGINS``)."""
+    return col(session_id).in_(
+        sa.select(DiagnosisSession.session_id).where(
+            col(DiagnosisSession.origin).in_(TRAFFIC_ORIGINS)
+        )
+    )
+
+
 def _json_float(column: Any, key: str) -> Any:
     return column[key].as_float()
 
@@ -70,7 +86,9 @@ async def _grouped(s: AsyncSession, column: Any, window: Window) -> dict[str | N
     stmt = (
         sa.select(column, sa.func.count())
         .where(
-            col(ToolInvocation.tool_name) == LOOKUP_TOOL, *window.conds(ToolInvocation.created_at)
+            col(ToolInvocation.tool_name) == LOOKUP_TOOL,
+            _traffic(ToolInvocation.session_id),
+            *window.conds(ToolInvocation.created_at),
         )
         .group_by(column)
     )
@@ -87,7 +105,7 @@ async def _invocation_rows(s: AsyncSession, window: Window) -> list[tuple[Any, .
         ToolInvocation.duration_ms,
         _json_float(details, "l1_top_similarity"),
         _json_float(details, "confidence"),
-    ).where(*window.conds(ToolInvocation.created_at))
+    ).where(_traffic(ToolInvocation.session_id), *window.conds(ToolInvocation.created_at))
     return list((await s.execute(stmt)).all())
 
 
@@ -98,7 +116,10 @@ async def _session_rows(s: AsyncSession, window: Window) -> list[tuple[Any, ...]
         DiagnosisSession.status,
         DiagnosisSession.feedback,
         _json_float(evaluation, "evidence_score"),
-    ).where(*window.conds(DiagnosisSession.created_at))
+    ).where(
+        col(DiagnosisSession.origin).in_(TRAFFIC_ORIGINS),
+        *window.conds(DiagnosisSession.created_at),
+    )
     return list((await s.execute(stmt)).all())
 
 

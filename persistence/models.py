@@ -55,6 +55,10 @@ class SessionOrigin(StrEnum):
     EVAL = "eval"
 
 
+# The runs insights count as traffic: people asking (console, API, Studio), not replays or evals.
+TRAFFIC_ORIGINS = (SessionOrigin.USER.value, SessionOrigin.STUDIO.value)
+
+
 DEFAULT_VERSION = "v1.0"
 
 
@@ -271,3 +275,68 @@ class WriteProbe(SQLModel, table=True):
     id: int = Field(default=1, primary_key=True)
     written_by: str = Field(default="", max_length=64, nullable=False)
     written_at: datetime = _created()
+
+
+class EvalRunStatus(StrEnum):
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+
+
+class EvalRun(SQLModel, table=True):
+    """One run of the incident eval suite (``python -m evals run``): which model, code and
+    prompts it judged, and how they did. Its scenarios' results are ``eval_result`` rows; their
+    sessions are ordinary ``diagnosis_session`` rows with origin ``eval``."""
+
+    __tablename__ = "eval_run"
+    __table_args__ = (MYSQL_TABLE_ARGS,)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(max_length=64, unique=True, nullable=False)
+    status: str = Field(default=EvalRunStatus.RUNNING, max_length=16, nullable=False)
+    model: str = Field(max_length=128, nullable=False)
+    judge_model: str | None = Field(default=None, max_length=128)
+    git_commit: str | None = Field(default=None, max_length=64)  # sha, "-dirty" when edited
+    prompt_hash: str = Field(max_length=64, nullable=False)  # the prompts the runs were sent
+    knowledge_hash: str | None = Field(default=None, max_length=64)  # the runbooks judged on
+    embedding_model: str | None = Field(default=None, max_length=255)
+    scenario_count: int = Field(default=0, nullable=False)
+    result_count: int = Field(default=0, nullable=False)  # scenarios × repeats
+    passed: int = Field(default=0, nullable=False)
+    pass_rate: float | None = None
+    model_calls: int = Field(default=0, nullable=False)
+    total_tokens: int = Field(default=0, nullable=False)
+    duration_ms: int | None = None
+    summary: dict[str, Any] | None = _json()  # pass rates by language/flow/intent, options
+    error_message: str | None = _text()
+    created_at: datetime = Field(default_factory=utcnow, nullable=False, index=True)
+    completed_at: datetime | None = None
+
+
+class EvalResult(SQLModel, table=True):
+    """One scenario of one eval run (one repeat): pass or fail, each check with its reason, what
+    it cost, and the sessions it ran as."""
+
+    __tablename__ = "eval_result"
+    __table_args__ = (
+        sa.UniqueConstraint("run_id", "scenario_id", "repeat_index", name="uq_eval_result_key"),
+        MYSQL_TABLE_ARGS,
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(max_length=64, nullable=False, index=True)
+    scenario_id: str = Field(max_length=128, nullable=False, index=True)
+    repeat_index: int = Field(default=0, nullable=False)
+    title: str = Field(default="", max_length=255, nullable=False)
+    language: str = Field(max_length=8, nullable=False)
+    flow: str = Field(max_length=8, nullable=False)
+    intent: str = Field(max_length=32, nullable=False)
+    passed: bool = Field(default=False, nullable=False)
+    checks: list[dict[str, Any]] | None = _json()  # [{name, passed, reason}]
+    session_ids: list[str] | None = _json()
+    answer: str | None = _text()
+    model_calls: int = Field(default=0, nullable=False)
+    total_tokens: int = Field(default=0, nullable=False)
+    duration_ms: int | None = None
+    judge: dict[str, Any] | None = _json()  # the optional LLM judge's score, apart from the checks
+    created_at: datetime = _created()

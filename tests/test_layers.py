@@ -1,4 +1,5 @@
-"""Imports go one way: entry points → services → graph → tools → retrieval → persistence → settings.
+"""Imports go one way: entry points → api → evals → services → graph → tools → retrieval →
+persistence → settings.
 
 Every import in every product module counts — module-level, inside functions and under
 ``TYPE_CHECKING`` (a type-only import is still a cycle a reader has to untangle). Only the CLIs
@@ -25,9 +26,12 @@ RANK = {
     "tools": 3,
     "graph": 4,
     "services": 5,
-    "api": 6,
-    "server": 7,
-    "studio": 7,
+    # The incident eval suite drives the whole system (services and below); the API reads its
+    # scenario schema and exports cases through it, so it sits between the two.
+    "evals": 6,
+    "api": 7,
+    "server": 8,
+    "studio": 8,
 }
 CLI = "__main__.py"
 # Only the model factory may reach the offline model; the nodes must not run on its heuristics.
@@ -78,6 +82,30 @@ def edges() -> dict[tuple[str, str], set[str]]:
             if target in RANK and target != source:
                 found[(source, target)].add(path.relative_to(ROOT).as_posix())
     return found
+
+
+def test_the_api_uses_the_eval_suite_only_to_export_and_describe_scenarios() -> None:
+    # Serving pages must not start eval runs: the API reaches the suite's schema, checks and case
+    # export, never its runner, workspaces or CLI.
+    allowed = {"evals", "evals.export", "evals.loader", "evals.schema"}
+    forbidden = {"evals.runner", "evals.suite", "evals.workspace", "evals.__main__"}
+    reached = {
+        f"{path.relative_to(ROOT).as_posix()}: {m}"
+        for path in product_files()
+        if path.relative_to(ROOT).parts[0] in ("api", "server.py")
+        for m in imported_modules(path)
+        if m.split(".")[0] == "evals" and m not in allowed
+    }
+    assert not reached, "the API imports eval machinery:\n" + "\n".join(sorted(reached))
+    # … nor through the modules it may import.
+    indirect = {
+        f"{path.relative_to(ROOT).as_posix()}: {m}"
+        for name in allowed - {"evals"}
+        for path in [ROOT / (name.replace(".", "/") + ".py")]
+        for m in imported_modules(path)
+        if m in forbidden
+    }
+    assert not indirect, "the API reaches eval machinery through:\n" + "\n".join(sorted(indirect))
 
 
 def test_no_product_module_imports_a_higher_layer() -> None:

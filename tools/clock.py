@@ -1,19 +1,29 @@
-"""``get_current_time``: the server's current time, so answers can reason about "now"."""
+"""``get_current_time``: the server's current time, so answers can reason about "now".
+
+A run whose context carries a world (``tools/world.py``) is told the world's ``now`` instead: an
+incident replayed later still happens at its own time.
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from tools.world import world_of
 
 
 def make_time_tool() -> BaseTool:
     @tool("get_current_time")
-    def get_current_time(timezone: str = "Asia/Shanghai") -> str:
+    def get_current_time(runtime: ToolRuntime[Any, Any], timezone: str = "Asia/Shanghai") -> str:
         """Current date and time in the given IANA timezone (default Asia/Shanghai) and in UTC."""
-        now = datetime.now(UTC)
+        world = world_of(runtime.context)
+        now = world.now if world is not None and world.now is not None else datetime.now(UTC)
+        now = now.astimezone(UTC)
         try:
             local = now.astimezone(ZoneInfo(timezone))
         except (ZoneInfoNotFoundError, ValueError):

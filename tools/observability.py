@@ -1,6 +1,8 @@
 """``query_prometheus_alerts`` and ``query_logs``: live APIs when configured, bundled fixtures else.
 
 Prometheus: ``GET {PROMETHEUS_URL}/api/v1/alerts``. Loki: ``GET {LOKI_URL}/loki/api/v1/query_range``.
+A run whose context carries a world (``tools/world.py``: an incident the eval suite replays) reads
+that world instead of either; everything after the source is the same code.
 Errors (unreachable, bad status, bad JSON) are raised as ``ToolException`` with a readable message, so
 the model reads them instead of the run crashing.
 """
@@ -14,6 +16,10 @@ from typing import Any
 
 import httpx
 from langchain_core.tools import BaseTool, ToolException, tool
+from langgraph.prebuilt import ToolRuntime
+
+from tools.world import SOURCE as WORLD_SOURCE
+from tools.world import world_of
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 ERROR_PATTERN = "(?i)(error|exception|timeout|fail|oom)"
@@ -54,13 +60,32 @@ async def _get_json(url: str, params: dict[str, Any], timeout: float) -> Any:
         raise ToolException(f"{url} did not return JSON") from None
 
 
+def _matching(lines: list[dict[str, Any]], service: str, keyword: str) -> list[dict[str, Any]]:
+    """Lines of ``service`` containing ``keyword``, or (no keyword) its ERROR and WARN lines."""
+    return [
+        x
+        for x in lines
+        if x["service"] == service
+        and (
+            keyword.lower() in x["message"].lower()
+            if keyword
+            else str(x.get("level", "")).upper() in {"ERROR", "WARN"}
+        )
+    ]
+
+
 def make_alerts_tool(prometheus_url: str = "", timeout: float = 10.0) -> BaseTool:
-    async def query_prometheus_alerts(state: str = "firing", severity: str = "") -> str:
+    async def query_prometheus_alerts(
+        runtime: ToolRuntime[Any, Any], state: str = "firing", severity: str = ""
+    ) -> str:
         """List active Prometheus alerts (name, severity, service, summary), most severe first.
 
         state: firing | pending | all. severity: optional filter such as critical or warning.
         """
-        if prometheus_url:
+        world = world_of(runtime.context)
+        if world is not None:
+            body, source = world.alerts_body(), WORLD_SOURCE
+        elif prometheus_url:
             body = await _get_json(f"{prometheus_url}/api/v1/alerts", {}, timeout)
             source = prometheus_url
         else:
@@ -80,13 +105,21 @@ def make_alerts_tool(prometheus_url: str = "", timeout: float = 10.0) -> BaseToo
 
 def make_logs_tool(loki_url: str = "", timeout: float = 10.0) -> BaseTool:
     async def query_logs(
-        service: str, keyword: str = "", minutes: int = 60, limit: int = 20
+        runtime: ToolRuntime[Any, Any],
+        service: str,
+        keyword: str = "",
+        minutes: int = 60,
+        limit: int = 20,
     ) -> str:
         """Recent error-level log lines of one service (newest last), optionally containing a keyword."""
         if not service.strip():
             raise ToolException("service is required, e.g. service='payment-gateway'")
         limit = max(1, min(int(limit), 200))
-        if loki_url:
+        world = world_of(runtime.context)
+        if world is not None:
+            lines = _matching(world.log_lines(minutes), service, keyword)
+            source = WORLD_SOURCE
+        elif loki_url:
             selector = '{service="' + service.replace('"', "") + '"}'
             line_filter = f' |= "{keyword}"' if keyword else f' |~ "{ERROR_PATTERN}"'
             now_ns = int(time.time() * 1e9)
@@ -106,17 +139,7 @@ def make_logs_tool(loki_url: str = "", timeout: float = 10.0) -> BaseTool:
             lines.sort(key=lambda x: x["ts"])
             source = loki_url
         else:
-            lines = [
-                x
-                for x in _fixture("logs.json")
-                if x["service"] == service
-                and (
-                    keyword.lower() in x["message"].lower()
-                    if keyword
-                    else x["level"] in {"ERROR", "WARN"}
-                )
-            ]
-            source = "fixture"
+            lines, source = _matching(_fixture("logs.json"), service, keyword), "fixture"
         lines = lines[-limit:]
         return json.dumps(
             {"source": source, "service": service, "count": len(lines), "lines": lines},

@@ -17,6 +17,7 @@ PAGES = {
     "/retrieval": "retrieval.html",
     "/cases": "cases.html",
     "/insights": "insights.html",
+    "/evals": "evals.html",
 }
 
 router = APIRouter(include_in_schema=False)

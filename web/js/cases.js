@@ -2,6 +2,7 @@
 // list or from the URL hash (#caseId) with its problem, solution and the session it came from.
 
 import { api, describeError } from "./api.js";
+import { openScenarioExport } from "./case_scenario.js";
 import { setMarkdown } from "./markdown.js";
 import {
   clear, confirmDialog, debounce, emptyState, errorBox, fmtDate, h, initShell, loadingState, okBox,
@@ -125,6 +126,7 @@ async function openCase(id) {
       h("h2", { id: "case-detail-title", "data-testid": "case-title" }, c.title),
       h("div", { class: "actions" },
         h("a", { class: "button", href: `/sessions#${encodeURIComponent(sid)}`, "data-testid": "case-session-link" }, "查看会话记录"),
+        h("button", { type: "button", "data-testid": "case-export-scenario", onclick: () => openScenarioExport(pick(c, "caseId")) }, "导出为评测场景"),
         h("button", { type: "button", class: "danger", "data-testid": "case-retract", onclick: () => retract(sid) }, "撤回（标记为没用）"))),
     h("dl", { class: "meta" },
       h("dt", {}, "案例 ID"), h("dd", { class: "mono" }, pick(c, "caseId")),
