@@ -36,7 +36,8 @@ async def test_0004_adds_the_document_fields_to_existing_rows(empty_db_url: str)
     await engine.dispose()
 
     await asyncio.to_thread(upgrade, empty_db_url, "0004_document_metadata")
-    assert await schema_drift(empty_db_url) == []
+    # Later revisions add other tables and columns; at 0004 the documents table must already agree.
+    assert [d for d in await schema_drift(empty_db_url) if "api_document" in repr(d)] == []
     engine = create_engine(empty_db_url)
     async with engine.connect() as conn:
         row = (
