@@ -195,7 +195,13 @@ class ChunkStore:
     def _check_model(self, client: Any) -> None:
         dim = getattr(self.embeddings, "dimension", None)
         self._recorded = collection_model.check(
-            client, self.collection, self.uri, self.model_id, int(dim) if dim else None, DENSE
+            client,
+            self.collection,
+            self.uri,
+            self.model_id,
+            int(dim) if dim else None,
+            DENSE,
+            tuple(getattr(self.embeddings, "model_aliases", ())),
         )
 
     def check_model(self) -> None:
