@@ -251,6 +251,50 @@ def run_variant(
     return json.loads(proc.stdout)
 
 
+# Embedding variants measured side by side (env of the variant's process). ``current`` is the
+# default (multilingual-e5-small); the MiniLM ones are the packaged English model as configured by
+# default (precision auto: bf16 on CPUs with native bf16) and in fp32 (what earlier runs reported).
+EMBEDDING_VARIANTS: dict[str, dict[str, str]] = {
+    "current": {},
+    "current_fp32": {"BENCH_EMBEDDING_PRECISION": "fp32"},
+    "current_minilm": {"BENCH_EMBEDDING_MODEL": "all-MiniLM-L6-v2"},
+    "current_minilm_fp32": {
+        "BENCH_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+        "BENCH_EMBEDDING_PRECISION": "fp32",
+    },
+}
+
+
+def variant_embeddings():  # noqa: ANN201 - the code root's embeddings class
+    """The embedding model of this variant's process, built as the server builds it
+    (``make_embeddings`` on the settings); a tree older than ``make_embeddings`` (the seed) gets
+    its ``SentenceTransformerEmbeddings()``."""
+    values = {
+        key: os.environ[env]
+        for key, env in (
+            ("model", "BENCH_EMBEDDING_MODEL"),
+            ("precision", "BENCH_EMBEDDING_PRECISION"),
+        )
+        if os.environ.get(env)
+    }
+    try:
+        from retrieval.embeddings import make_embeddings
+        from settings import EmbeddingSettings
+    except ImportError:
+        from retrieval.embeddings import SentenceTransformerEmbeddings
+
+        return SentenceTransformerEmbeddings()
+    return make_embeddings(EmbeddingSettings(**values))
+
+
+def embedding_info(emb) -> dict[str, object]:  # noqa: ANN001
+    return {
+        "model_id": getattr(emb, "model_id", type(emb).__name__),
+        "precision": getattr(emb, "precision", "fp32"),
+        "window": getattr(emb, "max_tokens", None),
+    }
+
+
 def git_rev() -> str:
     try:
         return subprocess.run(
