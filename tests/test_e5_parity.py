@@ -77,3 +77,18 @@ def test_offsets_point_into_the_callers_text(embeddings) -> None:
     assert spans == ["𓀀"]
     # every character of the text is covered, in order, by the spans of its tokens
     assert "".join(text[a:b] for a, b in enc["offset_mapping"]) == text
+
+
+def test_precisions_agree_and_say_which_is_in_use(embeddings) -> None:
+    from retrieval.e5_local import E5Embeddings
+    from retrieval.embeddings import cpu_has_native_bf16
+
+    fp32 = E5Embeddings(precision="fp32")
+    texts = PROBES[:6]
+    a = np.asarray(fp32.embed_documents(texts))
+    b = np.asarray(embeddings.embed_documents(texts))
+    assert fp32.precision == "fp32"
+    assert embeddings.precision == ("bf16" if cpu_has_native_bf16() else "fp32")
+    assert (a * b).sum(axis=1).min() >= 0.999
+    with pytest.raises(ValueError, match="precision must be one of"):
+        E5Embeddings(precision="int3")
