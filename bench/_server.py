@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT_S = 240
+START_TIMEOUT_S = 600  # a first start on a busy 2-core machine
 # The few shipped runbooks a smoke run (``--smoke``) imports instead of all of them.
 SMOKE_RUNBOOKS = (
     "api/payment-errors.md",

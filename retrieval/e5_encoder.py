@@ -74,6 +74,7 @@ class E5Encoder:
         x = F.layer_norm(x, (h,), *self.ln0, self.eps)
         # Padding keys get no attention weight; a padded row's own output is never pooled.
         mask = None if bool(valid.all()) else valid[:, None, None, :]
+
         def heads(t: torch.Tensor) -> torch.Tensor:  # B × L × H → B × heads × L × head_dim
             return t.view(b, n, nh, h // nh).transpose(1, 2)
 

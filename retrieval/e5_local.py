@@ -131,6 +131,9 @@ class E5Embeddings(CachedEmbeddings):
     def count_tokens(self, text: str) -> int:
         return self.tokenizer.count(text)
 
+    def load(self) -> None:
+        _ = self.encoder
+
     # --- the encoder --------------------------------------------------------------------------
 
     @property

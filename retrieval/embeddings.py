@@ -100,6 +100,10 @@ class CachedEmbeddings(Embeddings):
                 self._cache.popitem(last=False)
         return vector
 
+    def load(self) -> None:
+        """Load the model now (start-up does, off the event loop) rather than at the first use."""
+        _ = self.dimension
+
     def _embed_query(self, text: str) -> list[float]:
         """One query's vector, uncached (a model with a query prefix overrides this)."""
         return self.embed_documents([text])[0]
