@@ -71,7 +71,7 @@ def answers_every_lookup(base: str) -> dict:
         for q in QUERIES:
             r = client.post("/api/knowledge/lookup", json={"query": q})
             codes.append(r.status_code)
-            found += bool(r.status_code == 200 and r.json().get("found"))
+            found += bool(r.status_code == 200 and (r.json().get("result") or {}).get("found"))
     return {"queries": len(QUERIES), "answered_200": codes.count(200), "found": found}
 
 
