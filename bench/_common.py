@@ -129,22 +129,170 @@ def seed_tree(rev: str = SEED_REV) -> Path | None:
     return dest
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "superbiz-bench"
+
+
+def _requirements(tree: Path) -> list[str]:
+    """The tree's ``[project] dependencies``, torch left out (this venv's own build is reused)."""
+    import tomllib
+
+    deps = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["dependencies"]
+    return [d for d in deps if not d.replace(" ", "").lower().startswith("torch")]
+
+
+_MISSING = """
+import json, sys
+from importlib.metadata import PackageNotFoundError, version
+from packaging.requirements import Requirement
+out = []
+for line in json.loads(sys.argv[1]):
+    req = Requirement(line)
+    try:
+        have = version(req.name)
+    except PackageNotFoundError:
+        have = None
+    if have is None or (req.specifier and not req.specifier.contains(have, prereleases=True)):
+        out.append(line)
+print(json.dumps(out))
+"""
+
+
+def baseline_python(tree: Path) -> str:
+    """A Python for an older tree: its own venv, seeing this environment's packages behind its own.
+
+    A baseline tree may import packages the project no longer uses (the seed reads frontmatter
+    with ``python-frontmatter``). They go into a venv of its own under the user's cache folder
+    (``~/.cache/superbiz-bench/venv-<tree>``), never into the project's: the venv's
+    ``site-packages`` comes first, then, through a ``.pth`` file, this interpreter's, so only
+    what is missing or of another version is installed (torch never: this one is reused).
+    """
+    import hashlib
+    import json
+    import sysconfig
+
+    reqs = _requirements(tree)
+    key = hashlib.sha256(json.dumps([sys.executable, reqs]).encode()).hexdigest()[:12]
+    venv = _cache_dir() / f"venv-{tree.name}-{key}"
+    python = venv / "bin" / "python"
+    if (venv / ".ready").exists() and python.exists():
+        return str(python)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], check=True
+    )
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    ours.append(sysconfig.get_paths()["purelib"])
+    Path(site, "_superbiz_project_env.pth").write_text("\n".join(dict.fromkeys(ours)) + "\n")
+    missing = json.loads(
+        subprocess.run(
+            [str(python), "-c", _MISSING, json.dumps(reqs)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    if missing:
+        print(f"baseline venv {venv}: installing {', '.join(missing)}", file=sys.stderr)
+        from importlib.metadata import version
+
+        constraints = venv / "constraints.txt"
+        constraints.write_text(f"torch=={version('torch')}\n")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(python),
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-c",
+                str(constraints),
+                *missing,
+            ],
+            check=True,
+        )
+    (venv / ".ready").write_text("\n".join(missing) + "\n")
+    return str(python)
+
+
 def run_variant(
-    script: str, code_root: Path, args: list[str], env: dict[str, str] | None = None
+    script: str,
+    code_root: Path,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> dict:
-    """Run ``bench/<script> --as-variant ARGS`` against the code in ``code_root``; its JSON."""
+    """Run ``bench/<script> --as-variant ARGS`` against the code in ``code_root``; its JSON.
+
+    This checkout runs with this interpreter; another tree (a baseline) with its own venv
+    (``baseline_python``)."""
     import json
 
     env = dict(os.environ, BENCH_CODE_ROOT=str(code_root), **(env or {}))
+    python = sys.executable if code_root.resolve() == ROOT.resolve() else baseline_python(code_root)
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / script), "--as-variant", *args],
+        [python, str(Path(__file__).parent / script), "--as-variant", *args],
         env=env,
         capture_output=True,
         text=True,
+        timeout=timeout,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{script} variant at {code_root} failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout)
+
+
+# Embedding variants measured side by side (env of the variant's process). ``current`` is the
+# default (multilingual-e5-small); the MiniLM ones are the packaged English model as configured by
+# default (precision auto: bf16 on CPUs with native bf16) and in fp32 (what earlier runs reported).
+EMBEDDING_VARIANTS: dict[str, dict[str, str]] = {
+    "current": {},
+    "current_fp32": {"BENCH_EMBEDDING_PRECISION": "fp32"},
+    "current_minilm": {"BENCH_EMBEDDING_MODEL": "all-MiniLM-L6-v2"},
+    "current_minilm_fp32": {
+        "BENCH_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+        "BENCH_EMBEDDING_PRECISION": "fp32",
+    },
+}
+
+
+def variant_embeddings():  # noqa: ANN201 - the code root's embeddings class
+    """The embedding model of this variant's process, built as the server builds it
+    (``make_embeddings`` on the settings); a tree older than ``make_embeddings`` (the seed) gets
+    its ``SentenceTransformerEmbeddings()``."""
+    values = {
+        key: os.environ[env]
+        for key, env in (
+            ("model", "BENCH_EMBEDDING_MODEL"),
+            ("precision", "BENCH_EMBEDDING_PRECISION"),
+        )
+        if os.environ.get(env)
+    }
+    try:
+        from retrieval.embeddings import make_embeddings
+        from settings import EmbeddingSettings
+    except ImportError:
+        from retrieval.embeddings import SentenceTransformerEmbeddings
+
+        return SentenceTransformerEmbeddings()
+    return make_embeddings(EmbeddingSettings(**values))
+
+
+def embedding_info(emb) -> dict[str, object]:  # noqa: ANN001
+    return {
+        "model_id": getattr(emb, "model_id", type(emb).__name__),
+        "precision": getattr(emb, "precision", "fp32"),
+        "window": getattr(emb, "max_tokens", None),
+    }
 
 
 def git_rev() -> str:

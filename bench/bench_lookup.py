@@ -6,9 +6,9 @@ short-circuits. The query mix: L0 keyword hits, English questions only L1 can an
 questions.
 
 "cold" clears the query-embedding cache before each lookup (the model runs every time); "warm"
-repeats the same queries with the cache filled. Variants: ``seed``, ``current`` (defaults, fp32
-embeddings) and ``current_bf16`` (``EMBEDDINGS_PRECISION=bf16``). The seed (``_common.SEED_REV``, extracted to a temp
-folder) and the working tree each run in their own subprocess, alternating per repeat.
+repeats the same queries with the cache filled. Variants: ``seed`` (``_common.SEED_REV``, extracted
+to a temp folder, MiniLM), ``current`` (the defaults: multilingual-e5-small) and
+``current_minilm`` (the packaged MiniLM), each in its own subprocess, alternating per repeat.
 
 Target (issue): p50 ≤ 40 ms over the mix (cold).
 
@@ -56,26 +56,22 @@ QUERIES = {
 }
 
 
-async def build(work: Path):  # noqa: ANN201
-    """The knowledge base as the server builds it (``KnowledgeBase.build``), on the sample runbooks."""
-    import os
-
+async def build(work: Path, kb_dir: Path):  # noqa: ANN201
+    """The knowledge base as the server builds it (``KnowledgeBase.build``), on ``kb_dir``."""
     from persistence.db import Database
     from persistence.migrate import upgrade
-    from retrieval.embeddings import SentenceTransformerEmbeddings
     from retrieval.knowledge import KnowledgeBase
     from settings import load_settings
 
     settings = load_settings(
         database_url=f"sqlite+aiosqlite:///{work / 'kb.db'}",
         milvus_uri=str(work / "milvus.db"),
-        knowledge_base_dir=c.ROOT / "knowledge_base",
+        knowledge_base_dir=kb_dir,
         data_dir=work,
     )
     upgrade(settings.database_url)
     db = Database(settings.database_url)
-    precision = os.environ.get("EMBEDDINGS_PRECISION")
-    emb = SentenceTransformerEmbeddings(**({"precision": precision} if precision else {}))
+    emb = c.variant_embeddings()
     emb.embed_query("warm-up")
     kb = KnowledgeBase.build(settings, db, embeddings=emb)
     report = await kb.ingestion.init()
@@ -101,13 +97,13 @@ def checks(svc, store) -> dict:  # noqa: ANN001
     }
 
 
-async def variant(rounds: int) -> dict:
+async def variant(rounds: int, kb_dir: Path) -> dict:
     from retrieval.memory import SessionMemory
 
     c.warm_jieba()
     work = Path(tempfile.mkdtemp(prefix="bench-lookup-"))
     try:
-        db, store, svc, emb = await build(work)
+        db, store, svc, emb = await build(work, kb_dir)
         mix = [(kind, q) for kind, qs in QUERIES.items() for q in qs]
         for _, q in mix:  # warm-up: oneDNN primitives, Milvus indexes
             svc.lookup(q, SessionMemory())
@@ -123,7 +119,7 @@ async def variant(rounds: int) -> dict:
                     samples[mode].setdefault(kind, []).append(time.perf_counter() - t)
                     layers[q] = f"{out.artifact['layer']}/{out.payload['relevanceLevel']}"
         res: dict = {
-            "precision": getattr(emb, "precision", "fp32"),
+            **c.embedding_info(emb),
             "layers": layers,
             "checks": checks(svc, store),
         }
@@ -146,31 +142,37 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--rev", default=c.SEED_REV)
     ap.add_argument("--no-baseline", action="store_true")
-    ap.add_argument(
-        "--no-bf16", action="store_true", help="skip the EMBEDDINGS_PRECISION=bf16 variant"
-    )
+    ap.add_argument("--no-minilm", action="store_true", help="skip the packaged-MiniLM variant")
+    ap.add_argument("--smoke", action="store_true", help="toy sizes: does it run (CI), no targets")
     ap.add_argument("--as-variant", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--kb", type=Path, default=c.ROOT / "knowledge_base", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.as_variant:
-        json.dump(asyncio.run(variant(args.rounds)), sys.stdout, ensure_ascii=False)
+        json.dump(asyncio.run(variant(args.rounds, args.kb)), sys.stdout, ensure_ascii=False)
         return
+    with tempfile.TemporaryDirectory(prefix="bench-lookup-kb-") as tmp:
+        if args.smoke:
+            from _server import SMOKE_RUNBOOKS, copy_runbooks
+
+            args.rounds, args.repeat = 1, 1
+            args.kb = copy_runbooks(Path(tmp) / "kb", SMOKE_RUNBOOKS)
+        out = measure(args)
+    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+    print()
+
+
+def measure(args: argparse.Namespace) -> dict:
     seed = None if args.no_baseline else c.seed_tree(args.rev)
-    runs: dict[str, list[dict]] = {"seed": [], "current": [], "current_bf16": []}
+    runs: dict[str, list[dict]] = {"seed": [], "current": [], "current_minilm": []}
+    rounds = ["--rounds", str(args.rounds), "--kb", str(args.kb)]
     for _ in range(args.repeat):
         if seed is not None:
-            runs["seed"].append(
-                c.run_variant("bench_lookup.py", seed, ["--rounds", str(args.rounds)])
-            )
-        runs["current"].append(
-            c.run_variant("bench_lookup.py", c.ROOT, ["--rounds", str(args.rounds)])
-        )
-        if not args.no_bf16:
-            runs["current_bf16"].append(
+            runs["seed"].append(c.run_variant("bench_lookup.py", seed, rounds))
+        runs["current"].append(c.run_variant("bench_lookup.py", c.ROOT, rounds))
+        if not args.no_minilm:
+            runs["current_minilm"].append(
                 c.run_variant(
-                    "bench_lookup.py",
-                    c.ROOT,
-                    ["--rounds", str(args.rounds)],
-                    env={"EMBEDDINGS_PRECISION": "bf16"},
+                    "bench_lookup.py", c.ROOT, rounds, env=c.EMBEDDING_VARIANTS["current_minilm"]
                 )
             )
     out: dict = {
@@ -187,23 +189,27 @@ def main() -> None:
                 if len(rs) > 1
                 else {}
             )
-    for v in ("current", "current_bf16"):
-        if runs["seed"] and runs[v]:
-            out[f"speedup_p50_{v}"] = {
-                mode: c.ratio(out["seed"][mode]["all"]["p50_ms"], out[v][mode]["all"]["p50_ms"])
+    for base in ("seed", "current_minilm"):
+        if runs[base]:
+            # > 1: the default is faster than the baseline
+            out[f"speed_p50_current_vs_{base}"] = {
+                mode: c.ratio(
+                    out[base][mode]["all"]["p50_ms"], out["current"][mode]["all"]["p50_ms"]
+                )
                 for mode in ("cold", "warm")
             }
-            out[f"layers_differing_from_seed_{v}"] = {
-                q: {"seed": out["seed"]["layers"][q], v: lv}
-                for q, lv in out[v]["layers"].items()
-                if out["seed"]["layers"].get(q) != lv
+            out[f"layers_differing_from_{base}"] = {
+                q: {base: out[base]["layers"].get(q), "current": lv}
+                for q, lv in out["current"]["layers"].items()
+                if out[base]["layers"].get(q) != lv
             }
     out["target_p50_ms"] = 40.0
     out["all_targets_met"] = out["current"]["cold"]["all"]["p50_ms"] <= 40.0 and all(
         out["current"]["checks"].values()
     )
-    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
-    print()
+    if args.smoke:
+        out["smoke"] = True
+    return out
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _server import start_server
+from _server import SMOKE_RUNBOOKS, start_server
 
 QUESTIONS = [
     "ERR_TIMEOUT 是什么意思",
@@ -57,15 +57,20 @@ async def run(base: str, n: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--smoke", action="store_true", help="toy sizes: does it run (CI)")
     args = ap.parse_args()
+    runbooks = SMOKE_RUNBOOKS if args.smoke else None
+    if args.smoke:
+        args.sessions = 3
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as tmp:
-        server = start_server(Path(tmp), LOG_LEVEL="WARNING")
+        server = start_server(Path(tmp), runbooks=runbooks, LOG_LEVEL="WARNING")
         try:
             asyncio.run(run(server.base_url, 6))  # warm-up
             result = asyncio.run(run(server.base_url, args.sessions))
         finally:
             server.stop()
-    print(json.dumps({"bench": "chat_sessions_sqlite", **result}, ensure_ascii=False, indent=2))
+    doc = {"bench": "chat_sessions_sqlite", **result, **({"smoke": True} if args.smoke else {})}
+    print(json.dumps(doc, ensure_ascii=False, indent=2))
 
 
 if __name__ == "__main__":

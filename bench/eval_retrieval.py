@@ -7,8 +7,9 @@ Corpora (kept in the repository, see ``bench/eval/README.md``):
 * ``zh`` — the shipped ``knowledge_base/`` plus Chinese runbooks written for the eval
   (``bench/eval/corpus/zh``) with ``bench/eval/queries_zh.yaml``.
 
-Each corpus is imported into a fresh temp knowledge base (SQLite, Milvus Lite, the packaged MiniLM),
-built exactly as the server builds it, and every query runs through ``KnowledgeBase.lookup`` with a
+Each corpus is imported into a fresh temp knowledge base (SQLite, Milvus Lite, the configured
+embedding model: by default multilingual-e5-small; ``--model all-MiniLM-L6-v2`` for the packaged
+MiniLM), built exactly as the server builds it, and every query runs through ``KnowledgeBase.lookup`` with a
 fresh session memory — what ``POST /api/knowledge/lookup`` does. Printed per language (JSON):
 
 * ``shown`` — documents the tool shows the agent (primary + supplements; nothing when found=false):
@@ -261,18 +262,29 @@ async def main() -> None:
         "--work", type=Path, default=None, help="keep the imported stores here and reuse them"
     )
     parser.add_argument(
+        "--model", default="", help="local embedding model (default: the configured one)"
+    )
+    parser.add_argument(
         "--eval-root",
         type=Path,
         default=EVAL,
         help="folder with corpus/<lang>/ and queries_<lang>.yaml",
     )
     args = parser.parse_args()
-    from retrieval.embeddings import SentenceTransformerEmbeddings
+    from retrieval.embeddings import make_embeddings
+    from settings import load_settings
 
     c.warm_jieba()
-    embeddings = SentenceTransformerEmbeddings(precision="fp32")
+    cfg = load_settings().retrieval.embedding
+    if args.model:
+        cfg = cfg.model_copy(update={"model": args.model})
+    embeddings = make_embeddings(cfg)
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
-    result: dict[str, Any] = {"machine": c.machine(), "code": str(c.CODE_ROOT)}
+    result: dict[str, Any] = {
+        "machine": c.machine(),
+        "code": str(c.CODE_ROOT),
+        "model": embeddings.model_id,
+    }
     try:
         for lang in args.lang:
             keep = args.work is not None

@@ -28,10 +28,17 @@ class EmbeddingMismatch(RuntimeError):
 
 
 def check(
-    client: Any, collection: str, uri: str, model_id: str, dim: int | None, field: str
+    client: Any,
+    collection: str,
+    uri: str,
+    model_id: str,
+    dim: int | None,
+    field: str,
+    aliases: tuple[str, ...] = (),
 ) -> bool:
-    """``True`` when the collection exists and is this model's; raises when it is another's;
-    ``False`` when there is no collection yet (it is recorded on the first write)."""
+    """``True`` when the collection exists and is this model's (under its id or an id an earlier
+    release recorded for it, ``aliases``); raises when it is another's; ``False`` when there is no
+    collection yet (it is recorded on the first write)."""
     if not client.has_collection(collection):
         return False
     info = client.describe_collection(collection)
@@ -41,7 +48,7 @@ def check(
     want_dim = dim or have_dim
     have = props.get(PROP_MODEL) or "an unrecorded model"
     layout = int(props.get(PROP_LAYOUT, 1))
-    if have_dim == want_dim and have == model_id and layout == INDEX_LAYOUT:
+    if have_dim == want_dim and have in (model_id, *aliases) and layout == INDEX_LAYOUT:
         return True
     raise EmbeddingMismatch(
         f"the vector collection '{collection}' at {uri} holds vectors of {have} "

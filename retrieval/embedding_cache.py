@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,12 +93,19 @@ def unchanged(
 
 class EmbeddingCache:
     """Vectors of one model by content key, filled from stored rows, emptied after each batch
-    (the collection is the persistent copy; this only holds what the running batch may reuse)."""
+    (the collection is the persistent copy; this only holds what the running batch may reuse).
 
-    def __init__(self, model_id: str) -> None:
+    ``shipped`` (read on first use, never emptied) adds the vectors computed ahead for the shipped
+    sample runbooks (``sample_vectors.py``), so a first start embeds nothing."""
+
+    def __init__(
+        self, model_id: str, shipped: Callable[[], Mapping[str, list[float]]] | None = None
+    ) -> None:
         self.model_id = model_id
         self._vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
+        self._shipped_source = shipped
+        self._shipped: Mapping[str, list[float]] | None = None if shipped else {}
         self.hits = 0  # texts served from stored vectors since start (for logs and benchmarks)
         self.misses = 0  # texts the model had to embed
 
@@ -107,18 +114,25 @@ class EmbeddingCache:
             for row in rows:
                 self._vectors[content_key(self.model_id, row.text)] = list(row.vector)
 
+    def _lookup(self, key: str) -> list[float] | None:
+        """Under the lock: the vector of ``key``, stored ones first."""
+        if self._shipped is None:
+            self._shipped = self._shipped_source() if self._shipped_source else {}
+        found = self._vectors.get(key)
+        return found if found is not None else self._shipped.get(key)
+
     def get(self, text: str) -> list[float] | None:
         with self._lock:
-            vector = self._vectors.get(content_key(self.model_id, text))
+            vector = self._lookup(content_key(self.model_id, text))
         return list(vector) if vector is not None else None
 
     def missing(self, texts: Iterable[str]) -> list[str]:
-        """The distinct texts no stored vector covers, in first-seen order."""
+        """The distinct texts no stored (or shipped) vector covers, in first-seen order."""
         with self._lock:
             return [
                 t
                 for t in dict.fromkeys(texts)
-                if content_key(self.model_id, t) not in self._vectors
+                if self._lookup(content_key(self.model_id, t)) is None
             ]
 
     def count(self, *, hits: int = 0, misses: int = 0) -> None:

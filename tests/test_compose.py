@@ -340,7 +340,9 @@ def test_runtime_stage_runs_offline_as_a_non_root_user() -> None:
     assert health and "/healthz" in health[-1] and "python" in health[-1]
     runs = " ".join(a for kw, a in final if kw == "RUN")
     assert "chown -R 10001:10001 /app/data /app/knowledge_base" in runs
-    assert "SentenceTransformerEmbeddings" in runs, "the build must load the embedding model once"
+    assert "make_embeddings(EmbeddingSettings())" in runs, (
+        "the build must load the default model once"
+    )
     copied = " ".join(a for kw, a in final if kw == "COPY")
     for folder in ("prompts/", "knowledge_base/", "web/", "langgraph.json", "telemetry/"):
         assert folder in copied, f"{folder} must be in the image"

@@ -48,8 +48,9 @@ async def test_upload_keeps_the_seed_fields_and_they_filter_the_list(client, ser
     plain = (await upload(client, "plain.md", runbook("PLAINQX2"))).json()["document"]
     try:
         assert {k: doc[k] for k in fields} == fields
-        window = services.kb.store.embeddings.max_tokens  # MiniLM: 256 less its 2 special tokens
-        assert doc["enabled"] is True and doc["chunkSize"] == window  # the default, capped
+        window = services.kb.store.embeddings.max_tokens  # e5: 512 less <s>, </s> and "passage:"
+        default = services.settings.retrieval.chunk_size  # 500: fits e5's window, not MiniLM's
+        assert doc["enabled"] is True and doc["chunkSize"] == min(default, window)
         assert plain["version"] == "v1.0" and plain["faultSource"] is None
 
         ids = lambda resp: [d["docId"] for d in resp.json()["items"]]  # noqa: E731

@@ -93,3 +93,52 @@ async def test_another_model_stops_start_up_and_reindex_switches(
     finally:
         await again.close()
         await again.db.dispose()
+
+
+def test_settings_choose_the_local_model_by_name() -> None:
+    from retrieval.e5_local import E5Embeddings
+    from retrieval.embeddings import SentenceTransformerEmbeddings, make_embeddings
+    from settings import EmbeddingSettings
+
+    default = make_embeddings(EmbeddingSettings())
+    assert isinstance(default, E5Embeddings)
+    assert default.model_id == "local:multilingual-e5-small-q4"
+    minilm = make_embeddings(EmbeddingSettings(model="all-MiniLM-L6-v2", precision="fp32"))
+    assert isinstance(minilm, SentenceTransformerEmbeddings) and minilm.packaged
+    assert minilm.model_id == "local:all-MiniLM-L6-v2"
+    assert minilm.requested_precision == "fp32"
+
+
+async def test_minilm_still_serves_and_its_collection_is_refused_by_the_default(
+    tmp_path: Path, embeddings, minilm
+) -> None:
+    from retrieval import collection_model
+
+    english = await build_kb(kb_settings(tmp_path), minilm)
+    try:
+        await english.start()
+        out = english.lookup("database connection pool timeout")
+        assert out.payload["primary"]["source"] == "infrastructure/mysql-connection-pool.md"
+        # What releases before multilingual-e5 recorded for MiniLM is still MiniLM's collection.
+        store = english.store
+        collection_model.record(store.client, store.collection, "local:model", 384)
+    finally:
+        await english.close()
+        await english.db.dispose()
+
+    again = await build_kb(kb_settings(tmp_path), minilm)
+    try:
+        await again.start()  # the old id is accepted: no re-index for MiniLM users
+        assert again.lookup("ERR_TIMEOUT").payload["relevanceLevel"] == "PRECISE"
+    finally:
+        await again.close()
+        await again.db.dispose()
+
+    default = await build_kb(kb_settings(tmp_path), embeddings)
+    with pytest.raises(EmbeddingMismatch) as err:
+        await default.start()
+    text = str(err.value)
+    assert "local:model" in text and "local:multilingual-e5-small-q4" in text
+    assert "python -m retrieval reindex" in text
+    await default.close()
+    await default.db.dispose()

@@ -1,4 +1,5 @@
-"""The knowledge base end to end on the sample runbooks: real MiniLM, real Milvus Lite, SQLite."""
+"""The knowledge base end to end on the fixture runbooks: the default embedding model
+(multilingual-e5-small), real Milvus Lite, SQLite."""
 
 from __future__ import annotations
 
@@ -37,18 +38,32 @@ async def test_err_timeout_is_precise_from_l0_with_l1_skipped(kb) -> None:
     assert not (all_keys(p) & SCORE_FIELDS)  # the model never sees scores
 
 
-async def test_chinese_query_finds_the_pool_runbook_through_bm25(kb) -> None:
+async def test_chinese_query_finds_the_pool_runbook_through_both_routes(kb) -> None:
     vector = kb.embeddings.embed_query("连接池超时")
     bm25 = kb.store.search_bm25("连接池超时", limit=5)
     assert bm25[0].fields["file_path"] == "infrastructure/mysql-connection-pool.md"
     weights = kb.lookup_service.route_weights("连接池超时")
-    assert weights["dense"] == 0  # the English-only model cannot read it: no vote
-    result = kb.store.search("连接池超时", vector, dense=False)
-    assert result.dense == []
+    assert weights["dense"] == 1.0  # the multilingual model reads it: a full vote
+    result = kb.store.search("连接池超时", vector)
+    assert result.dense[0].fields["file_path"] == "infrastructure/mysql-connection-pool.md"
     docs = fuse_documents(result.routes(), weights)
     assert docs[0].path == "infrastructure/mysql-connection-pool.md"
     chunk = docs[0].chunks[0]
     assert "bm25" in chunk.scores and "dense_distance" in chunk.scores  # FS-1 still computed
+
+
+async def test_a_chinese_paraphrase_is_found_through_the_dense_route(kb) -> None:
+    # Colloquial, in other words than the runbook ("付款" / "钱扣了" for 支付 / 扣款): BM25 ranks
+    # another runbook first; the dense route reads the meaning and the lookup follows it.
+    question = "付款那边老是超时，钱扣了订单没变"
+    bm25 = kb.store.search_bm25(question, limit=5)
+    assert bm25[0].fields["file_path"] != "api/payment-errors.md"
+    dense = kb.store.search_dense(kb.embeddings.embed_query(question), 5)
+    assert dense[0].fields["file_path"] == "api/payment-errors.md"
+    out = kb.lookup(question)
+    assert out.payload["found"] is True
+    assert out.payload["primary"]["source"] == "api/payment-errors.md"
+    assert out.artifact["route_weights"]["dense"] == 1.0
 
 
 async def test_english_question_is_answered_from_l1_with_route_scores(kb) -> None:

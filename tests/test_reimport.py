@@ -43,6 +43,16 @@ class CountingEmbeddings(Embeddings):
         return getattr(self.inner, name)
 
 
+@pytest.fixture(autouse=True)
+def _no_shipped_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fixture runbooks are copies of shipped ones, whose vectors ship with the code
+    # (retrieval/sample_vectors.py) and would serve every chunk first. This file is about the
+    # vectors the collection itself holds, so the shipped ones are left out.
+    from retrieval import sample_vectors
+
+    monkeypatch.setattr(sample_vectors, "load", lambda *a, **k: {})
+
+
 def _rows(kb) -> dict[str, tuple[str, tuple[float, ...]]]:  # noqa: ANN001
     """pk → (text, vector) of every stored chunk."""
     paths = fixture_docs()

