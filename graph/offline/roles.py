@@ -96,7 +96,10 @@ def _first_round(
     if "lookup_knowledge" in tools and (
         "lookup_knowledge" in wanted or (not wanted and not only_meta)
     ):
-        calls.append(_call("lookup_knowledge", {"query": _query_for(task, spec)}, salt))
+        args: dict[str, Any] = {"query": _query_for(task, spec)}
+        if isinstance(spec.get("firing_alert"), dict):  # the alert this step analyses
+            args["alert"] = spec["firing_alert"]
+        calls.append(_call("lookup_knowledge", args, salt))
     service = _service_for(task, spec)
     if (
         "query_logs" in tools
