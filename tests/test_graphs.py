@@ -141,6 +141,31 @@ async def test_aiops_report_has_every_section_and_only_evidence(services) -> Non
     assert {"api", "infrastructure"} <= set(out["retrieved"])
 
 
+async def test_aiops_looks_up_each_alert_with_its_payload(services) -> None:
+    out = await run(services, "分析当前告警", flow="AI_OPS")
+    calls = [
+        tc
+        for m in out["scratch"]
+        if isinstance(m, AIMessage)
+        for tc in m.tool_calls
+        if tc["name"] == "lookup_knowledge"
+    ]
+    named = {tc["args"]["alert"]["alertname"]: tc["args"]["alert"] for tc in calls}
+    assert {"PaymentGatewayTimeoutRateHigh", "HikariPoolPendingThreadsHigh"} <= set(named)
+    assert named["HikariPoolPendingThreadsHigh"]["labels"]["pool"] == "HikariPool-1"
+    results = [
+        m.artifact
+        for m in out["scratch"]
+        if isinstance(m, ToolMessage) and m.name == "lookup_knowledge"
+    ]
+    hikari = next(
+        a for a in results if (a.get("alert") or {}).get("alertname", "").startswith("Hikari")
+    )
+    assert hikari["alert"]["labels"]["pool"] == "HikariPool-1"
+    assert "order-service" in hikari["context_values"]  # a label value: context, not evidence
+    assert hikari["relevance_level"] in {"PRECISE", "HIGHLY_RELEVANT", "REFERENCE"}
+
+
 async def test_memory_is_per_run_and_isolated_between_concurrent_sessions(services) -> None:
     thread = uuid.uuid4().hex
     first = await run(services, "ERR_TIMEOUT 是什么", thread=thread)
