@@ -96,27 +96,36 @@ def precision(rows: list[dict[str, Any]]) -> float:
     return sum(r["label"] for r in rows) / len(rows) if rows else 1.0
 
 
-def place_knots(tops: list[dict[str, Any]], high: float, min_high: int) -> tuple[float, float]:
+def place_knots(
+    tops: list[dict[str, Any]], high: float, min_high: int, loo_confident: float = 1.0
+) -> tuple[float, float]:
     """(p at confidence 0.5, p at confidence 0.75) from out-of-fold top-document predictions.
 
-    0.75 sits at the lowest probability above which the top document is right at least ``high``
-    of the time — every probe counts (a left-out runbook's sibling, another technology, a
-    negative: confident there is wrong). 0.5 (below it: found=false) sits where dropping a right
+    0.75 sits at the lowest probability above which the top document of the queries asked is
+    right at least ``high`` of the time (a negative or another technology's question confident is
+    wrong) and at most ``loo_confident`` of the leave-one-out lookups (a left-out runbook's
+    sibling) are confident. 0.5 (below it: found=false) sits where dropping a right
     answer (cost 10) and admitting an unanswerable question (cost 2) cost least; a wrong top
     document for an answerable question costs little (0.25): its supplements usually hold the
     answer; a left-out runbook's sibling found at REFERENCE costs nothing (that is its level).
     Documents an entity rule caps never decide a knot: the rule, not the map, places them.
     """
     free = [r for r in tops if not r.get("rule")]
+    asked = [r for r in free if r.get("mode") != "loo"]
+    loo = [r for r in tops if r.get("mode") == "loo"]
     ps = sorted({round(r["p"], 6) for r in free})
     p_high = 1.0
     for p in ps:  # the lowest cut whose confident set keeps its promise
-        above = [r for r in free if r["p"] >= p]
-        if len(above) >= min_high and precision(above) >= high:
+        above = [r for r in asked if r["p"] >= p]
+        sure_loo = sum(1 for r in loo if not r.get("rule") and r["p"] >= p)
+        if (
+            len(above) >= min_high
+            and precision(above) >= high
+            and sure_loo <= loo_confident * len(loo)
+        ):
             p_high = p
             break
     best, p_found = None, 0.0
-    asked = [r for r in free if r.get("mode") != "loo"]
     for p in [0.0, *ps]:
         if p >= p_high:
             break
@@ -173,6 +182,12 @@ def main() -> None:
     parser.add_argument("--high-precision", type=float, default=0.97)
     parser.add_argument("--min-high", type=int, default=20)
     parser.add_argument(
+        "--loo-confident",
+        type=float,
+        default=0.08,
+        help="largest share of leave-one-out lookups the 0.75 knot may leave confident",
+    )
+    parser.add_argument(
         "--train", choices=["fit", "all"], default="fit", help="fit on the fit split or on all"
     )
     parser.add_argument("--no-loo", action="store_true", help="leave the leave-one-out rows out")
@@ -192,7 +207,7 @@ def main() -> None:
     held = [k for k in keys if queries[k][0]["split"] == "held"]
     oof = out_of_fold(queries, keys, args.l2, args.features, rules)
     oof_train = [r for r in oof if args.train == "all" or r["split"] == "fit"]
-    p_found, p_high = place_knots(oof_train, args.high_precision, args.min_high)
+    p_found, p_high = place_knots(oof_train, args.high_precision, args.min_high, args.loo_confident)
     cal = fit(queries, train, args.l2, args.features)
     cal.knots = [(round(p_found, 6), 0.5), (round(p_high, 6), 0.75)]
     langs = sorted({k[0] for k in queries})
@@ -202,7 +217,7 @@ def main() -> None:
         "by_language": {lang: sum(1 for k in train if k[0] == lang) for lang in langs},
         "rows": sum(min(len(queries[k]), TRAIN_RANKS) for k in train),
         "l2": args.l2,
-        "targets": {"high": args.high_precision},
+        "targets": {"high": args.high_precision, "loo_confident": args.loo_confident},
         "source": "bench/eval (bench/fit_relevance.py)",
     }
     held_tops = [judged_top(queries[k], cal, rules) for k in held]

@@ -47,6 +47,8 @@ FEATURES = (
     "read",  # the share of the query the embedding model reads
     "tech_missing",  # share of the query's products (MongoDB, Kafka, …) the document never mentions
     "alert_missing",  # share of the query's alert names the document never mentions
+    "alert_unnamed",  # share of the query's alert names not in what names the document
+    "idf_name_coverage",  # share of the query's term rarity (IDF) in what names the document
     "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
 )
 # Rules beside the model (``capped``), on the same evidence: a document that mentions none of the
@@ -109,6 +111,7 @@ def evidence(
         "coverage": hits / len(terms) if terms else 0.0,
         "name_coverage": name_hits / len(terms) if terms else 0.0,
         "idf_coverage": sum(w for t, w in weights.items() if t in has or t in text) / total,
+        "idf_name_coverage": sum(w for t, w in weights.items() if t in name) / total,
         "idf_missing": max(missing, default=0.0) / max(max_idf, 1e-9),
         "unknown_share": sum(1 for t in terms if unknown(t)) / len(terms) if terms else 0.0,
         "code_missing": codes_missing / len(codes) if codes else 0.0,
@@ -125,12 +128,18 @@ def evidence(
 
 def _entity_features(m: Missing | None) -> dict[str, float]:
     if m is None:
-        return {"tech_missing": 0.0, "alert_missing": 0.0, "kind_missing": 0.0}
+        return {
+            "tech_missing": 0.0,
+            "alert_missing": 0.0,
+            "alert_unnamed": 0.0,
+            "kind_missing": 0.0,
+        }
     q = m.of
     share = lambda k, n: k / n if n else 0.0  # noqa: E731
     return {
         "tech_missing": share(m.technologies, len(q.technologies)),
         "alert_missing": share(m.alert_names, len(q.alert_names)),
+        "alert_unnamed": share(m.unnamed_alerts, len(q.alert_names)),
         "kind_missing": share(m.kinds, len(q.kinds)),
     }
 

@@ -219,6 +219,9 @@ class Missing:
     alert_names: int = 0
     kinds: int = 0
     of: QueryEntities = QueryEntities()
+    # alert names not in what names the document (title, file, keywords, summary): a runbook that
+    # mentions a neighbouring alert in passing ("see also") does not name it
+    unnamed_alerts: int = 0
 
     @property
     def other_technology(self) -> bool:
@@ -263,12 +266,19 @@ def missing_in(
     def mentions_tech(tech: str) -> bool:
         return any(has(a) for t in _related(tech) for a in TECHNOLOGIES[t])
 
+    named = _name_tokens(name_text)
     return Missing(
         technologies=sum(1 for t in entities.technologies if not mentions_tech(t)),
         alert_names=sum(1 for a in entities.alert_names if a not in tokens and a not in extra),
         kinds=sum(1 for k in entities.kinds if not any(has(a) for a in KINDS[k])),
         of=entities,
+        unnamed_alerts=sum(1 for a in entities.alert_names if a not in named),
     )
+
+
+@lru_cache(maxsize=8192)
+def _name_tokens(name_text: str) -> frozenset[str]:
+    return frozenset(compact_term(w) for w, _ in _words(name_text))
 
 
 def known_anywhere(tech: str, document_frequency: Callable[[str], int]) -> bool:
