@@ -196,6 +196,7 @@ class Runner:
             for rank, d in enumerate(out.artifact.get("documents") or [], start=1):
                 rec = {k: row[k] for k in ("lang", "id", "split", "fold", "kind", "mode")}
                 rec |= {
+                    "missing_runbook": case.missing_runbook,
                     "doc": case.doc_key,
                     "rank": rank,
                     "answerable": row["answerable"],

@@ -92,6 +92,11 @@ def out_of_fold(
     return out
 
 
+def is_probe(r: dict[str, Any]) -> bool:
+    """A lookup whose runbook is missing: left out (``loo``) or never written (``present: false``)."""
+    return r.get("mode") == "loo" or bool(r.get("missing_runbook")) or r.get("kind") == "missing"
+
+
 def precision(rows: list[dict[str, Any]]) -> float:
     return sum(r["label"] for r in rows) / len(rows) if rows else 1.0
 
@@ -103,16 +108,16 @@ def place_knots(
 
     0.75 sits at the lowest probability above which the top document of the queries asked is
     right at least ``high`` of the time (a negative or another technology's question confident is
-    wrong) and at most ``loo_confident`` of the leave-one-out lookups (a left-out runbook's
-    sibling) are confident. 0.5 (below it: found=false) sits where dropping a right
+    wrong) and at most ``loo_confident`` of the missing-runbook probes (a left-out or never
+    written runbook: its sibling on top) are confident. 0.5 (below it: found=false) sits where dropping a right
     answer (cost 10) and admitting an unanswerable question (cost 2) cost least; a wrong top
     document for an answerable question costs little (0.25): its supplements usually hold the
     answer; a left-out runbook's sibling found at REFERENCE costs nothing (that is its level).
     Documents an entity rule caps never decide a knot: the rule, not the map, places them.
     """
     free = [r for r in tops if not r.get("rule")]
-    asked = [r for r in free if r.get("mode") != "loo"]
-    loo = [r for r in tops if r.get("mode") == "loo"]
+    asked = [r for r in free if not is_probe(r)]
+    loo = [r for r in tops if is_probe(r)]
     ps = sorted({round(r["p"], 6) for r in free})
     p_high = 1.0
     for p in ps:  # the lowest cut whose confident set keeps its promise
@@ -162,18 +167,20 @@ def table(tops: list[dict[str, Any]], cal: Any, key: str) -> dict[str, Any]:
         }
         for lv, rs in sorted(levels.items())
     }
-    answerable = [r for r in tops if r["answerable"] and r.get("mode") != "loo"]
+    answerable = [r for r in tops if r["answerable"] and not is_probe(r)]
     confident = [r for r in answerable if level_of(r, cal, key) == "HIGHLY_RELEVANT"]
-    loo = [r for r in tops if r.get("mode") == "loo"]
+    sure = [r for r in tops if not is_probe(r) and level_of(r, cal, key) == "HIGHLY_RELEVANT"]
+    loo = [r for r in tops if is_probe(r)]
+    out["confident_precision_asked"] = round(precision(sure), 3)
     out["confident_share"] = round(len(confident) / max(len(answerable), 1), 3)
-    out["loo_confident_share"] = round(
+    out["probe_confident_share"] = round(
         sum(1 for r in loo if level_of(r, cal, key) == "HIGHLY_RELEVANT") / max(len(loo), 1), 3
     )
     return out
 
 
 def main() -> None:
-    from retrieval.calibration import FEATURES
+    from retrieval.calibration import MODEL_FEATURES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("evidence", type=Path, nargs="+")
@@ -185,7 +192,7 @@ def main() -> None:
         "--loo-confident",
         type=float,
         default=0.08,
-        help="largest share of leave-one-out lookups the 0.75 knot may leave confident",
+        help="largest share of missing-runbook probes the 0.75 knot may leave confident",
     )
     parser.add_argument(
         "--train", choices=["fit", "all"], default="fit", help="fit on the fit split or on all"
@@ -193,7 +200,10 @@ def main() -> None:
     parser.add_argument("--no-loo", action="store_true", help="leave the leave-one-out rows out")
     parser.add_argument("--no-rules", action="store_true", help="report without the entity rules")
     parser.add_argument(
-        "--features", nargs="+", default=list(FEATURES), help="features the model uses"
+        "--features",
+        nargs="+",
+        default=list(MODEL_FEATURES),
+        help="features the model uses (default: calibration.MODEL_FEATURES)",
     )
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()

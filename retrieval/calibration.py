@@ -51,6 +51,11 @@ FEATURES = (
     "idf_name_coverage",  # share of the query's term rarity (IDF) in what names the document
     "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
 )
+# What the fitted model weighs (``bench/fit_relevance.py --features``). The entity and name
+# features are computed and recorded for every judged document, but on the held-back split they
+# did not beat the entity rules below on the same evidence (docs/retrieval.md §5): the model
+# keeps the features it had, the rules decide on products and alert names.
+MODEL_FEATURES = FEATURES[:18]
 # Rules beside the model (``capped``), on the same evidence: a document that mentions none of the
 # query's products is about another technology (below REFERENCE: found=false); one that never
 # mentions the query's alert is a sibling alert's runbook (below HIGHLY_RELEVANT).

@@ -23,7 +23,7 @@ check costs a few set look-ups per judged document, never a scan of the text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,6 +122,7 @@ REASONS = frozenset(compact_term(r) for r in _REASON_TEXT.split())
 
 _ALIAS_TECH = {a: t for t, aliases in TECHNOLOGIES.items() for a in aliases}
 _ALIAS_KIND = {a: k for k, aliases in KINDS.items() for a in aliases}
+_SEPARATORS = re.compile(r"[\s_\-]+")  # what compact_term drops, for a quick membership test
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._-][A-Za-z0-9]+)*")
 _CJK_ALIASES = tuple(a for a in _ALIAS_TECH if not a.isascii())
 _NAMES = frozenset(compact_term(a) for a in [*_ALIAS_TECH, *_ALIAS_KIND])
@@ -253,15 +254,15 @@ def missing_in(
     if not entities:
         return Missing(of=entities)
     tokens = _doc_tokens(terms, name_text)
-    extra: Collection[str] = ()
-    if extra_text:
-        extra = {compact_term(w) for w, _ in _words(extra_text)} | {
-            p for _, parts in _words(extra_text) for p in parts
-        }
+    lower = extra_text.casefold()
+    # alert names are compact identifiers: looked for in the compacted text (once, when needed)
+    flat_extra = _SEPARATORS.sub("", lower) if entities.alert_names else ""
 
     def has(alias: str) -> bool:
         flat = compact_term(alias)
-        return flat in tokens or flat in extra or (not alias.isascii() and alias in name_text)
+        if flat in tokens or (not alias.isascii() and (alias in name_text or alias in lower)):
+            return True
+        return bool(lower) and _alias_pattern(alias).search(lower) is not None
 
     def mentions_tech(tech: str) -> bool:
         return any(has(a) for t in _related(tech) for a in TECHNOLOGIES[t])
@@ -269,11 +270,18 @@ def missing_in(
     named = _name_tokens(name_text)
     return Missing(
         technologies=sum(1 for t in entities.technologies if not mentions_tech(t)),
-        alert_names=sum(1 for a in entities.alert_names if a not in tokens and a not in extra),
+        alert_names=sum(1 for a in entities.alert_names if a not in tokens and a not in flat_extra),
         kinds=sum(1 for k in entities.kinds if not any(has(a) for a in KINDS[k])),
         of=entities,
         unnamed_alerts=sum(1 for a in entities.alert_names if a not in named),
     )
+
+
+@lru_cache(maxsize=1024)
+def _alias_pattern(alias: str) -> re.Pattern[str]:
+    """``alias`` as a word of lower-cased text (also the first part of an identifier:
+    ``kafkaconsumerlag`` does not count, ``kafka-broker`` and ``kafka_lag`` do)."""
+    return re.compile(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z0-9])")
 
 
 @lru_cache(maxsize=8192)
