@@ -104,7 +104,7 @@ class _Run:
         self, svc: LookupService, q: LookupQuery, mem: SessionMemory, cfg: LookupConfig
     ) -> None:
         self.svc, self.cfg, self.q, self.mem = svc, cfg, q, mem
-        self.query = q.text  # what L0, both routes and the judge read
+        self.query = q.text  # what L0, BM25 and the judge read
         self.catalog = svc.catalog
         self.served: dict[str, list[str]] = {}
         self.truncated = False
@@ -119,14 +119,9 @@ class _Run:
             "judge": cfg.judge,
             "l0_count": 0,
             "l1_count": 0,
-            "l0_titles": [],
-            "l1_scores": [],
-            "documents": [],
-            "l1_top_score": None,
-            "l1_top_similarity": None,
-            "confidence": None,
-            "dedup_reason": None,
-            "l1_error": None,
+            **{k: [] for k in ("l0_titles", "l1_scores", "documents")},
+            **dict.fromkeys(("l1_top_score", "l1_top_similarity", "confidence"), None),
+            **dict.fromkeys(("dedup_reason", "l1_error"), None),
             "timings_ms": self.timings,
         }
 
@@ -271,9 +266,11 @@ class _Run:
             # BM25 reads the content words only: question words and particles would otherwise
             # give a small score to every runbook that happens to contain "怎么" or "how".
             keywords = " ".join(query_terms(expanded)) or expanded
+            # the dense model reads values as context ("1.1G of 50G": space, not inodes)
+            dense = expanded if aspect else expand_identifiers(self.q.dense_text)
             try:
                 t = time.perf_counter()
-                vector = store.embeddings.embed_query(expanded)
+                vector = store.embeddings.embed_query(dense)
                 key = "aspects_embed" if aspect else "embed"
                 self.timings[key] = self.timings.get(key, 0.0) + round(
                     (time.perf_counter() - t) * 1000, 2

@@ -3,7 +3,8 @@
 A lookup gets a query, a firing alert, or both. From them:
 
 * ``text`` — the query (or, with only an alert, its rendered annotations) with label values taken
-  out (``alert_input.strip_context``): what BM25, the dense model and the judge's term evidence read;
+  out (``alert_input.strip_context``): what L0, BM25 and the judge's term evidence read (the dense
+  model embeds ``dense_text``, the text as rendered: to it the values are context it can use);
 * ``alertname`` — the alert's name, matched as an identifier (L0 term, ``code_missing``) and as the
   query's alert entity;
 * ``entities`` — products, alert names and resource kinds the judge checks each document for
@@ -29,6 +30,14 @@ class LookupQuery:
     alertname: str = ""
     context: tuple[str, ...] = ()  # the label values taken out
     alert: AlertInput | None = field(default=None, compare=False)
+
+    @property
+    def dense_text(self) -> str:
+        """What the dense model embeds: the text as rendered (label values kept), with the
+        alert's name."""
+        if self.alertname and compact_term(self.alertname) not in compact_term(self.raw):
+            return f"{self.alertname} {self.raw}"
+        return self.raw
 
     @cached_property
     def terms(self) -> list[str]:
