@@ -137,3 +137,19 @@ async def test_a_rendered_alert_payload_finds_its_runbook(fixture_kb) -> None:
         assert out.payload["found"]
         assert shown(out)[0] == "infrastructure/mysql-connection-pool.md"
     assert "order-service-6d8f7c9b5-qwe12" not in structured.artifact["query_text"]
+
+
+def test_queries_and_passages_go_under_their_own_model_names(e5) -> None:
+    import numpy as np
+
+    from retrieval.embeddings import OpenAICompatibleEmbeddings
+
+    text = "Redis 内存快满了"
+    both = OpenAICompatibleEmbeddings(
+        model="e5-passage", query_model="e5-query", base_url=e5.base_url, dimension=384
+    )
+    as_query = OpenAICompatibleEmbeddings(model="e5-query", base_url=e5.base_url, dimension=384)
+    q, p = np.array(both.embed_query(text)), np.array(both.embed_documents([text])[0])
+    assert float(q @ p) < 0.99  # e5 prefixes queries and passages differently
+    assert float(q @ np.array(as_query.embed_documents([text])[0])) > 0.9999
+    assert both.model_id == "openai:e5-passage"  # the collection records the passage model
