@@ -18,6 +18,7 @@ from retrieval.aspect_results import Pick, aspect_fields, aspects_message, combi
 from retrieval.aspects import split_aspects
 from retrieval.calibration import Calibration
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
+from retrieval.entities import missing_in
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, DocHit, fuse_documents
 from retrieval.judging import Judged, judge_documents
 from retrieval.lookup_config import DedupReason, LookupConfig, LookupOutcome
@@ -225,7 +226,9 @@ class _Run:
         self.art.update(
             l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
         )
-        if len(named) == 1:
+        # a named document the query's alert or product is missing from: for the judge to weigh
+        m = missing_in(self.q.entities, named[0].terms, named[0].name_text) if named else None
+        if len(named) == 1 and not (m.sibling_alert or m.other_technology):  # type: ignore[union-attr]
             self.art["layer"] = "L0"
             return self._precise(named[0])
         docs = self._l1([d.file_path for d in named])

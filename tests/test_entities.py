@@ -81,3 +81,37 @@ def test_rules_cap_the_level() -> None:
     conf, rule = capped(0.93, {"tech_missing": 0.5, "alert_missing": 0.5}, 0.75, 0.5)
     assert rule is None and conf == 0.93  # one of two products mentioned: the model decides
     assert capped(0.3, x, 0.75, 0.5) == (0.3, None)  # already below: nothing to cap
+
+
+def _l0_only(*docs):  # noqa: ANN001, ANN202
+    from retrieval.catalog import DocumentCatalog
+    from retrieval.lookup import LookupService
+
+    catalog = DocumentCatalog()
+    catalog.replace_all(docs)
+    return LookupService(catalog, None)  # no vector store: L0 alone answers
+
+
+def test_a_keyword_hit_on_a_sibling_alerts_runbook_is_not_precise() -> None:
+    from retrieval.alert_input import AlertInput
+    from retrieval.catalog import DocInfo
+
+    body = "KubeHpaMaxedOut: the HPA runs at its maximum replicas; raise maxReplicas"
+    hpa = DocInfo(
+        "d1",
+        "kubernetes/hpa-not-scaling.md",
+        "HPA not scaling",
+        "kubernetes",
+        keywords=("HPA", "KubeHpaMaxedOut"),
+        terms=frozenset(document_terms(body)),
+    )
+    svc = _l0_only(hpa)
+    alert = AlertInput.parse(
+        {"alertname": "KubeHpaReplicasMismatch", "annotations": {"summary": "HPA replicas off"}}
+    )
+    sibling = svc.lookup("", alert=alert).payload
+    assert sibling["found"] and sibling["relevanceLevel"] == "REFERENCE"  # not PRECISE
+    own = svc.lookup("KubeHpaMaxedOut").payload
+    assert own["relevanceLevel"] == "PRECISE"
+    other = svc.lookup("MongoDB HPA scaling").payload
+    assert other["relevanceLevel"] != "PRECISE"
