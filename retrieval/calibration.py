@@ -155,7 +155,10 @@ def capped(
     """The entity rules: (confidence, the rule that lowered it or None)."""
     if x.get("tech_missing", 0.0) >= 1.0 and confidence >= reference * CAP_BELOW:
         return reference * CAP_BELOW, OTHER_TECHNOLOGY
-    if x.get("alert_missing", 0.0) >= 1.0 and confidence >= highly * CAP_BELOW:
+    # a sibling's runbook lacks the alert *and* every other identifier of the query: one that
+    # names the query's error code (ERR_TIMEOUT) is that code's runbook, whatever the alert's name
+    sibling = x.get("alert_missing", 0.0) >= 1.0 and x.get("code_missing", 1.0) >= 1.0
+    if sibling and confidence >= highly * CAP_BELOW:
         return highly * CAP_BELOW, SIBLING_ALERT
     return confidence, None
 

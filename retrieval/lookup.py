@@ -18,7 +18,6 @@ from retrieval.aspect_results import Pick, aspect_fields, aspects_message, combi
 from retrieval.aspects import split_aspects
 from retrieval.calibration import Calibration
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
-from retrieval.entities import missing_in
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, DocHit, fuse_documents
 from retrieval.judging import Judged, judge_documents
 from retrieval.lookup_config import DedupReason, LookupConfig, LookupOutcome
@@ -226,9 +225,8 @@ class _Run:
         self.art.update(
             l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
         )
-        # a named document the query's alert or product is missing from: for the judge to weigh
-        m = missing_in(self.q.entities, named[0].terms, named[0].name_text) if named else None
-        if len(named) == 1 and not (m.sibling_alert or m.other_technology):  # type: ignore[union-attr]
+        matched = [t for m, d in found if named and d is named[0] for t in m.terms]
+        if len(named) == 1 and not self.q.not_named_for(named[0], matched):
             self.art["layer"] = "L0"
             return self._precise(named[0])
         docs = self._l1([d.file_path for d in named])
@@ -393,8 +391,7 @@ class _Run:
         return [new[0], *rest[: self.cfg.top_k - 1]]
 
     def _title(self, path: str) -> str:
-        doc = self.catalog.by_path(path)
-        return doc.title if doc else path
+        return doc.title if (doc := self.catalog.by_path(path)) else path
 
     def _answer(
         self,

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from retrieval.alert_input import AlertInput, strip_context
-from retrieval.entities import QueryEntities, query_entities
+from retrieval.entities import QueryEntities, missing_in, query_entities
 from retrieval.terms import query_terms
 from retrieval.textnorm import code_tokens, compact_term
 
@@ -58,6 +59,14 @@ class LookupQuery:
     @cached_property
     def entities(self) -> QueryEntities:
         return query_entities(self.text, self.alertname)
+
+    def not_named_for(self, doc: Any, matched: list[str]) -> bool:
+        """An L0 keyword named ``doc`` (by ``matched``, compact terms), but the document misses
+        the query's product, or its alert while no identifier of the query (an error code) named
+        it: a sibling's or another product's runbook, for the judge to weigh, not PRECISE."""
+        m = missing_in(self.entities, doc.terms, doc.name_text)
+        codes = {compact_term(c) for c in self.codes} - set(self.entities.alert_names)
+        return m.other_technology or (m.sibling_alert and not codes & set(matched))
 
     def record(self) -> dict[str, list[str]]:
         """The entities as the artifact keeps them."""
