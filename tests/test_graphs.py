@@ -158,12 +158,14 @@ async def test_aiops_looks_up_each_alert_with_its_payload(services) -> None:
         for m in out["scratch"]
         if isinstance(m, ToolMessage) and m.name == "lookup_knowledge"
     ]
-    hikari = next(
+    hikari = [
         a for a in results if (a.get("alert") or {}).get("alertname", "").startswith("Hikari")
-    )
-    assert hikari["alert"]["labels"]["pool"] == "HikariPool-1"
-    assert "order-service" in hikari["context_values"]  # a label value: context, not evidence
-    assert hikari["relevance_level"] in {"PRECISE", "HIGHLY_RELEVANT", "REFERENCE"}
+    ]
+    assert hikari and all(a["alert"]["labels"]["pool"] == "HikariPool-1" for a in hikari)
+    assert "order-service" in hikari[0]["context_values"]  # a label value: context, not evidence
+    # a retry carries the alert too; whether it finds the runbook depends on the model the judge
+    # was fitted for (tests/test_lookup_honesty.py, on multilingual-e5)
+    assert all(a["query_text"].startswith("HikariPoolPendingThreadsHigh") for a in hikari)
 
 
 async def test_memory_is_per_run_and_isolated_between_concurrent_sessions(services) -> None:
