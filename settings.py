@@ -87,6 +87,11 @@ class EmbeddingSettings(_Section):
         "256 tokens), or any sentence-transformers name or path; openai: the model name on the "
         "endpoint (required).",
     )
+    query_model: str = Field(
+        "",
+        description="openai: the model name queries are sent under, for endpoints that serve an "
+        "asymmetric model (e5's query:/passage: prefixes) as two names; empty = model.",
+    )
     base_url: str = Field("", description="openai: endpoint base URL, e.g. http://host:8000/v1")
     api_key: str = Field("", description="openai: API key (empty for endpoints without one).")
     dimension: int | None = Field(

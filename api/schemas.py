@@ -52,12 +52,43 @@ class FeedbackResponse(Camel):
     case_id: str | None
 
 
-class LookupRequest(Camel):
-    """A retrieval test; every field but ``query`` overrides the server's setting for this request
-    only (omitted = the setting)."""
+class AlertPayload(BaseModel):
+    """A firing alert as Alertmanager / Prometheus send it: the lookup matches its name as an
+    identifier and reads its annotations with the label values recognised as context."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=2000)
+    alertname: str | None = Field(
+        None,
+        max_length=200,
+        pattern=r"^[A-Za-z_:][\w:.-]*$",
+        description="the alert's name; omit when labels.alertname holds it",
+    )
+    labels: dict[str, str] = Field(default_factory=dict, max_length=64)
+    annotations: dict[str, str] = Field(
+        default_factory=dict, max_length=32, description="summary, description, … as rendered"
+    )
+
+    @model_validator(mode="after")
+    def _named(self) -> AlertPayload:
+        if not (self.alertname or self.labels.get("alertname")):
+            raise ValueError("alert needs an alertname (alert.alertname or alert.labels.alertname)")
+        for name, value in [*self.labels.items(), *self.annotations.items()]:
+            if len(value) > 4000:
+                raise ValueError(f"alert value {name!r} is longer than 4000 characters")
+        return self
+
+
+class LookupRequest(Camel):
+    """A retrieval test; every field but ``query`` and ``alert`` overrides the server's setting for
+    this request only (omitted = the setting)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(
+        "", max_length=2000, description="the question or keywords; may be omitted with an alert"
+    )
+    alert: AlertPayload | None = Field(
+        None, description="the firing alert the lookup is about (alertname, labels, annotations)"
+    )
     top_k: int | None = Field(
         None, ge=1, le=10, description="documents shown (primary + supplements)"
     )
@@ -69,6 +100,8 @@ class LookupRequest(Camel):
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> LookupRequest:
+        if not self.query.strip() and self.alert is None:
+            raise ValueError("give a query (the question or keywords) or an alert to look up")
         hi, ref = self.highly_relevant_threshold, self.reference_threshold
         if hi is not None and ref is not None and ref > hi:
             raise ValueError(

@@ -3,48 +3,58 @@
 Corpora (kept in the repository, see ``bench/eval/README.md``):
 
 * ``en`` — public, permissively licensed English runbooks (``bench/eval/corpus/en``, attribution
-  there) with ``bench/eval/queries_en.yaml``;
+  there);
 * ``zh`` — the shipped ``knowledge_base/`` plus Chinese runbooks written for the eval
-  (``bench/eval/corpus/zh``) with ``bench/eval/queries_zh.yaml``.
+  (``bench/eval/corpus/zh``).
 
-Each corpus is imported into a fresh temp knowledge base (SQLite, Milvus Lite, the configured
-embedding model: by default multilingual-e5-small; ``--model all-MiniLM-L6-v2`` for the packaged
-MiniLM), built exactly as the server builds it, and every query runs through ``KnowledgeBase.lookup`` with a
-fresh session memory — what ``POST /api/knowledge/lookup`` does. Printed per language (JSON):
+Cases come from every ``bench/eval/queries*.yaml`` of the language (``eval_cases.py``: alert
+payloads, missing-runbook topics, wrong-technology negatives, multi-symptom questions). Each corpus
+is imported into a knowledge base built exactly as the server builds it (SQLite, Milvus Lite, the
+configured embedding model: ``RETRIEVAL__EMBEDDING__*`` as for the server — by default
+multilingual-e5-small, ``--model all-MiniLM-L6-v2`` for the packaged MiniLM — a local model in fp32),
+and every case runs through ``KnowledgeBase.lookup`` with a fresh session memory — what ``POST
+/api/knowledge/lookup`` does:
 
-* ``shown`` — documents the tool shows the agent (primary + supplements; nothing when found=false):
-  R@1, R@3, MRR;
-* ``fused`` — the fused document ranking over all candidates, ``bm25`` — the BM25 route alone;
-* found-rate on answerable queries, found-rate on negatives (should be 0);
-* per level: count and top-1 precision (the reliability table);
-* right-but-dropped (fused top-1 right, found=false) and confident-but-wrong (PRECISE /
-  HIGHLY_RELEVANT with a wrong top-1, negatives included).
+* as typed (``text``); a case with an ``alert`` also as structured input (``alert``);
+* with its runbook left out (``loo``: disabled — out of L0, the catalog and L1's candidates, as a
+  deleted document is; ``--reindex-check N`` deletes N runbooks for real on a copy and compares).
 
-``--dump FILE`` writes every judged document's evidence with its label, for ``fit_relevance.py``.
-Runs against another checkout with ``BENCH_CODE_ROOT=/path/to/checkout`` (the "before" numbers).
+Printed per language and per split by document (``all``, ``fit``, ``held``; ``eval_summary.py``):
+``main`` (documents shown R@1/R@3/MRR, fused, BM25, dense, found-rate, levels with top-1
+precision, confident share and precision), ``descriptions`` (rendered alert texts: R@1, answerable
+"not found"), ``alert_input``, ``leave_one_out``, ``wrong_technology`` and ``missing_runbook``
+(found and confident shares: should be low) and ``multi`` (per-aspect recall). JSON on stdout, a
+short table on stderr.
 
-    .venv/bin/python bench/eval_retrieval.py [--lang en zh] [--judge dense] [--dump evidence.jsonl]
+``--dump FILE`` writes every judged document's evidence with its label, split and fold, for
+``fit_relevance.py``. Runs against another checkout with ``BENCH_CODE_ROOT=/path/to/checkout`` (the
+"before" numbers; an older lookup without alert input skips the ``alert`` mode).
+
+    .venv/bin/python bench/eval_retrieval.py [--lang en zh] [--dump evidence.jsonl] [--work DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import inspect
 import json
 import shutil
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import _common as c
-import yaml
+from eval_cases import Case, fold_of, load_cases, split_of
+from eval_summary import language_report, table
 
 EVAL = c.ROOT / "bench" / "eval"
-CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}
-LEVELS = ("PRECISE", "HIGHLY_RELEVANT", "REFERENCE", "NONE")
 
 
 def corpus_dirs(lang: str, root: Path) -> list[Path]:
@@ -52,10 +62,6 @@ def corpus_dirs(lang: str, root: Path) -> list[Path]:
         return [root / "corpus" / "en"]
     shipped = root / "knowledge_base"  # an eval root may bring its own copy
     return [shipped if shipped.is_dir() else c.ROOT / "knowledge_base", root / "corpus" / "zh"]
-
-
-def load_queries(lang: str, root: Path) -> list[dict[str, Any]]:
-    return yaml.safe_load((root / f"queries_{lang}.yaml").read_text(encoding="utf-8"))
 
 
 def merged_kb(lang: str, dest: Path, root: Path) -> Path:
@@ -96,7 +102,9 @@ async def build(lang: str, work: Path, args: argparse.Namespace, embeddings: Any
     upgrade(settings.database_url)
     kb = KnowledgeBase.build(settings, Database(settings.database_url), embeddings=embeddings)
     t = time.perf_counter()
-    report = await kb.start()
+    # A kept store (--work) finishes an import an earlier run left half done; unchanged files cost
+    # a parse each.
+    report = await kb.start() or await kb.ingestion.init()
     failed = [f for f in report.as_dict()["files"] if f["status"] == "FAILED"] if report else []
     print(
         f"[{lang}] imported {len(kb.catalog)} documents in {time.perf_counter() - t:.1f}s"
@@ -141,114 +149,143 @@ def ranking(outcome: Any) -> tuple[list[str], list[str], list[str], list[str]]:
     return shown, fused or shown, bm25, dense
 
 
-def rr(paths: list[str], expected: set[str]) -> float:
-    for i, path in enumerate(paths, start=1):
-        if path in expected:
-            return 1.0 / i
-    return 0.0
+class Runner:
+    """Asks every case of one language and keeps a row per lookup (and the dump)."""
+
+    def __init__(self, kb: Any, lang: str, dump: Any) -> None:
+        self.kb, self.lang, self.dump = kb, lang, dump
+        params = inspect.signature(kb.lookup).parameters
+        self.takes_alert = "alert" in params  # an older checkout (a "before" run) does not
+        self.rows: list[dict[str, Any]] = []
+
+    def ask(self, case: Case, mode: str) -> dict[str, Any]:
+        from retrieval.memory import SessionMemory
+
+        if mode == "alert":
+            from retrieval.alert_input import AlertInput
+
+            out = self.kb.lookup("", SessionMemory(), alert=AlertInput.parse(case.alert))
+        else:
+            out = self.kb.lookup(case.query, SessionMemory())
+        loo = mode == "loo"
+        expected = set() if loo else set(case.expected)
+        shown, fused, bm25, dense = ranking(out)
+        row = {
+            "id": case.id,
+            "lang": self.lang,
+            "split": split_of(case.doc_key),
+            "fold": fold_of(case.doc_key),
+            "kind": case.kind,
+            "mode": mode,
+            "answerable": bool(expected) and case.present,
+            "has_alert": case.alert is not None,
+            "missing_runbook": case.missing_runbook,
+            "wrong_tech": case.wrong_tech,
+            "found": out.payload["found"],
+            "level": out.payload["relevanceLevel"],
+            "shown": shown,
+            "fused": fused,
+            "bm25": bm25,
+            "dense": dense,
+            "expected": sorted(expected),
+            "aspects": [] if loo else [sorted(a) for a in case.aspects],
+            "layer": out.artifact.get("layer"),
+            "confidence": out.artifact.get("confidence"),
+        }
+        self.rows.append(row)
+        if self.dump is not None:
+            for rank, d in enumerate(out.artifact.get("documents") or [], start=1):
+                rec = {k: row[k] for k in ("lang", "id", "split", "fold", "kind", "mode")}
+                rec |= {
+                    "missing_runbook": case.missing_runbook,
+                    "doc": case.doc_key,
+                    "rank": rank,
+                    "answerable": row["answerable"],
+                    "label": int(d["source"] in expected),
+                    "features": d["features"],
+                }
+                self.dump.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        return row
+
+    def run(self, cases: list[Case], *, loo: bool) -> None:
+        for case in cases:
+            self.ask(case, "text")
+            if case.alert and self.takes_alert:
+                self.ask(case, "alert")
+        if loo:
+            self.leave_one_out([c for c in cases if c.answerable and c.present])
+
+    def leave_one_out(self, cases: list[Case]) -> None:
+        """Each runbook left out in turn (disabled: out of L0, the catalog and L1's candidates,
+        as a deleted document is) while its own queries are asked."""
+        groups: dict[frozenset[str], list[Case]] = defaultdict(list)
+        for case in cases:
+            groups[case.expected].append(case)
+        for paths, group in groups.items():
+            with left_out(self.kb, paths):
+                for case in group:
+                    self.ask(case, "loo")
 
 
-def evaluate(kb: Any, queries: list[dict[str, Any]], dump: Any, lang: str) -> dict[str, Any]:
+@contextlib.contextmanager
+def left_out(kb: Any, paths: Iterable[str]):  # noqa: ANN201
+    docs = [d for p in paths if (d := kb.catalog.by_path(p)) is not None]
+    for d in docs:
+        kb.catalog.disable(d.doc_id)
+    try:
+        yield docs
+    finally:
+        for d in docs:
+            kb.catalog.put(d)
+
+
+async def reindex_check(kb: Any, cases: list[Case], sample: int) -> dict[str, Any]:
+    """Left out by disabling vs really deleted: the same answers? ``sample`` runbooks are deleted
+    for real one after another (on this throw-away copy of the stores), each compared on its own
+    queries with the disabled run just before it."""
     from retrieval.memory import SessionMemory
 
-    rows = []
-    for q in queries:
-        out = kb.lookup(q["query"], SessionMemory())
-        expected = set(q.get("expected") or [])
-        shown, fused, bm25, dense = ranking(out)
-        level = out.payload["relevanceLevel"]
-        rows.append(
-            {
-                "id": q["id"],
-                "kind": q.get("kind", ""),
-                "answerable": bool(expected),
-                "found": out.payload["found"],
-                "level": level,
-                "shown": shown,
-                "fused": fused,
-                "bm25": bm25,
-                "dense": dense,
-                "expected": expected,
-                "layer": out.artifact.get("layer"),
-                "confidence": out.artifact.get("confidence"),
-            }
-        )
-        if dump is not None:
-            for rank, d in enumerate(out.artifact.get("documents") or [], start=1):
-                dump.write(
-                    json.dumps(
-                        {
-                            "lang": lang,
-                            "id": q["id"],
-                            "kind": q.get("kind", ""),
-                            "rank": rank,
-                            "answerable": bool(expected),
-                            "label": int(d["source"] in expected),
-                            "features": d["features"],
-                        },
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                )
-    return summarize(rows)
+    groups: dict[str, list[Case]] = defaultdict(list)
+    for case in cases:
+        if len(case.expected) == 1 and case.present:
+            groups[next(iter(case.expected))].append(case)
+    picked = sorted(groups, key=lambda p: zlib.crc32(p.encode()))[:sample]
+    same = total = 0
+    diffs = []
+    for path in picked:
+        doc = kb.catalog.by_path(path)
+        if doc is None:
+            continue
+        with left_out(kb, [path]):
+            before = [_answer(kb.lookup(q.query, SessionMemory())) for q in groups[path]]
+        await kb.ingestion.delete(doc.doc_id)
+        after = [_answer(kb.lookup(q.query, SessionMemory())) for q in groups[path]]
+        for case, b, a in zip(groups[path], before, after, strict=True):
+            total += 1
+            same += b == a
+            if b != a:
+                diffs.append({"id": case.id, "disabled": b, "deleted": a})
+    return {"runbooks": len(picked), "queries": total, "same_answer": same, "differences": diffs}
 
 
-def _r(x: float) -> float:
-    return round(x, 3)
+def _answer(out: Any) -> tuple[str, list[str]]:
+    return out.payload["relevanceLevel"], ranking(out)[0]
 
 
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    ans = [r for r in rows if r["answerable"]]
-    neg = [r for r in rows if not r["answerable"]]
-    n = max(len(ans), 1)
-    out: dict[str, Any] = {"queries": len(rows), "answerable": len(ans), "negatives": len(neg)}
-    for key in ("shown", "fused", "bm25", "dense"):
-        out[key] = {
-            "R@1": _r(sum(1 for r in ans if r[key][:1] and r[key][0] in r["expected"]) / n),
-            "R@3": _r(sum(1 for r in ans if set(r[key][:3]) & r["expected"]) / n),
-            "MRR": _r(sum(rr(r[key], r["expected"]) for r in ans) / n),
-        }
-    out["found_rate"] = _r(sum(r["found"] for r in ans) / n)
-    out["negatives_found"] = sum(r["found"] for r in neg)
-    levels: dict[str, Any] = {}
-    for lv in LEVELS:
-        at = [r for r in rows if r["level"] == lv]
-        right = sum(1 for r in at if r["shown"][:1] and r["shown"][0] in r["expected"])
-        levels[lv] = {
-            "count": len(at),
-            "negatives": sum(1 for r in at if not r["answerable"]),
-            "top1_precision": _r(right / len(at)) if at and lv != "NONE" else None,
-        }
-    out["levels"] = levels
-    confident = [r for r in ans if r["level"] in CONFIDENT]
-    out["confident_share"] = _r(len(confident) / n)
-    out["right_but_dropped"] = [
-        r["id"] for r in ans if not r["found"] and r["fused"][:1] and r["fused"][0] in r["expected"]
-    ]
-    out["confident_but_wrong"] = [
-        r["id"]
-        for r in rows
-        if r["level"] in CONFIDENT and not (r["shown"][:1] and r["shown"][0] in r["expected"])
-    ]
-    out["layers"] = dict(Counter(r["layer"] for r in rows))
-    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in ans:
-        by_kind[r["kind"]].append(r)
-    out["shown_R@1_by_kind"] = {
-        k: _r(sum(1 for r in v if r["shown"][:1] and r["shown"][0] in r["expected"]) / len(v))
-        for k, v in sorted(by_kind.items())
-    }
-    out["misses"] = [
-        {
-            "id": r["id"],
-            "level": r["level"],
-            "shown": r["shown"][:2],
-            "expected": sorted(r["expected"]),
-        }
-        for r in ans
-        if not (r["shown"][:1] and r["shown"][0] in r["expected"])
-    ][:40]
-    return out
+def eval_embeddings(model: str = "") -> Any:
+    """The configured embedding model (``RETRIEVAL__EMBEDDING__*`` as for the server); a local
+    model runs in fp32 so that runs on any CPU give the same evidence. ``None`` lets each
+    knowledge base build the configured remote one."""
+    from settings import load_settings
+
+    cfg = load_settings().retrieval.embedding
+    if model:
+        cfg = cfg.model_copy(update={"model": model})
+    if cfg.provider != "local":
+        return None
+    from retrieval.embeddings import make_embeddings
+
+    return make_embeddings(cfg.model_copy(update={"precision": "fp32"}))
 
 
 async def main() -> None:
@@ -258,6 +295,14 @@ async def main() -> None:
     parser.add_argument("--calibration", type=Path, default=None, help="a calibration JSON")
     parser.add_argument("--dump", type=Path, default=None, help="write judged evidence (JSONL)")
     parser.add_argument("--keep-misses", action="store_true", help="list misses in the output")
+    parser.add_argument("--no-loo", action="store_true", help="skip the leave-one-out pass")
+    parser.add_argument(
+        "--reindex-check",
+        type=int,
+        default=0,
+        metavar="N",
+        help="delete N runbooks for real (on a copy) and compare with leaving them out",
+    )
     parser.add_argument(
         "--work", type=Path, default=None, help="keep the imported stores here and reuse them"
     )
@@ -268,22 +313,18 @@ async def main() -> None:
         "--eval-root",
         type=Path,
         default=EVAL,
-        help="folder with corpus/<lang>/ and queries_<lang>.yaml",
+        help="folder with corpus/<lang>/ and the queries*.yaml files",
     )
     args = parser.parse_args()
-    from retrieval.embeddings import make_embeddings
-    from settings import load_settings
-
     c.warm_jieba()
-    cfg = load_settings().retrieval.embedding
-    if args.model:
-        cfg = cfg.model_copy(update={"model": args.model})
-    embeddings = make_embeddings(cfg)
+    embeddings = eval_embeddings(args.model)
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     result: dict[str, Any] = {
         "machine": c.machine(),
         "code": str(c.CODE_ROOT),
-        "model": embeddings.model_id,
+        "model": embeddings.model_id
+        if embeddings is not None
+        else "remote (RETRIEVAL__EMBEDDING__*)",
     }
     try:
         for lang in args.lang:
@@ -294,14 +335,18 @@ async def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
             try:
                 kb = await build(lang, work, args, embeddings)
+                cases = load_cases(lang, args.eval_root)
                 t = time.perf_counter()
-                res = evaluate(kb, load_queries(lang, args.eval_root), dump, lang)
-                res["seconds"] = round(time.perf_counter() - t, 1)
-                if not args.keep_misses:
-                    res.pop("misses")
-                result[lang] = res
+                runner = Runner(kb, lang, dump)
+                runner.run(cases, loo=not args.no_loo)
+                result[lang] = language_report(runner.rows, misses=args.keep_misses)
+                result[lang]["seconds"] = round(time.perf_counter() - t, 1)
                 await kb.close()
                 await kb.db.dispose()
+                if args.reindex_check:
+                    result[lang]["reindex_check"] = await _checked_copy(
+                        lang, work, args, embeddings, cases
+                    )
             finally:
                 if not keep:
                     shutil.rmtree(work, ignore_errors=True)
@@ -309,6 +354,28 @@ async def main() -> None:
         if dump:
             dump.close()
     print(json.dumps(result, ensure_ascii=False, indent=1))
+    print(table(result), file=sys.stderr)
+
+
+async def _checked_copy(
+    lang: str, work: Path, args: argparse.Namespace, embeddings: Any, cases: list[Case]
+) -> dict[str, Any]:
+    copy = Path(tempfile.mkdtemp(prefix=f"eval-{lang}-reindex-"))
+    try:
+        for name in ("kb.db", "kb.db-wal", "kb.db-shm", "milvus.db"):
+            src = work / name
+            if src.is_dir():
+                shutil.copytree(src, copy / name)
+            elif src.is_file():
+                shutil.copy2(src, copy / name)
+        kb = await build(lang, copy, args, embeddings)
+        try:
+            return await reindex_check(kb, cases, args.reindex_check)
+        finally:
+            await kb.close()
+            await kb.db.dispose()
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,21 @@
 """Fit the calibrated relevance judge on the development eval and write ``retrieval/calibration.json``.
 
-Input: the evidence ``eval_retrieval.py --dump`` writes (every judged document of every query, with
-its label: does it answer the query). Steps:
+Input: the evidence ``eval_retrieval.py --dump`` writes — every judged document of every lookup
+asked (as typed, as a structured alert, and with its runbook left out), with its label (does it
+answer the query), its split and its fold by document. Steps:
 
-1. A logistic model of "this document answers the query" on every judged document (the top eight
-   per query), with five-fold cross-validation by query, so every query gets predictions from a
-   model that never saw it (out-of-fold). The judge orders documents by this probability, so the
-   top document is the one with the highest probability.
-2. The map from probability to confidence is placed on those out-of-fold predictions of the top
-   document: confidence 0.75 (FS-2's HIGHLY_RELEVANT) where the documents above it are right at
-   least ``--high-precision`` of the time; confidence 0.5 (REFERENCE; below it found=false) where
-   dropping right answers and admitting unanswerable questions cost least (see ``place_knots``).
-3. The final model is fitted on all of it; the reliability table is printed both out-of-fold (the
-   honest estimate) and in-sample.
+1. A logistic model of "this document answers the query" on the judged documents (the top eight
+   per lookup) of the **fit split** (``--train all`` for every split), leave-one-out lookups
+   included: their documents are all wrong, which is how the model learns that a sibling's
+   runbook is not the answer.
+2. Out-of-fold **by document** (five folds: the model that scores a query saw no query about its
+   runbook); the map from probability to confidence is placed on the fit split's out-of-fold tops:
+   confidence 0.75 (FS-2's HIGHLY_RELEVANT) where the documents above it are right at least
+   ``--high-precision`` of the time; 0.5 (REFERENCE; below it found=false) where dropping right
+   answers and admitting unanswerable questions cost least (see ``place_knots``).
+3. The entity rules (``calibration.capped``) are applied as the judge applies them.
+4. Printed: weights, knots, the reliability table out-of-fold by document per language, on the
+   held split with the written model (runbooks it never saw), and in-sample on the fit split.
 
     .venv/bin/python bench/eval_retrieval.py --dump /tmp/evidence.jsonl
     .venv/bin/python bench/fit_relevance.py /tmp/evidence.jsonl [--out retrieval/calibration.json]
@@ -24,6 +27,7 @@ import argparse
 import json
 import zlib
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,84 +35,130 @@ import _common as c
 
 TRAIN_RANKS = 8
 FOLDS = 5
+Key = tuple[str, str, str]  # (lang, id, mode)
 
 
-def load(path: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    queries: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+def load(path: Path) -> dict[Key, list[dict[str, Any]]]:
+    """Judged documents per asked lookup. Rows of an older dump (no split) count as ``fit``."""
+    queries: dict[Key, list[dict[str, Any]]] = defaultdict(list)
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        queries[(row["lang"], row["id"])].append(row)
+        row.setdefault("mode", "text")
+        row.setdefault("split", "fit")
+        row.setdefault("fold", zlib.crc32(f"{row['lang']}:{row['id']}".encode()) % FOLDS)
+        queries[(row["lang"], row["id"], row["mode"])].append(row)
     for rows in queries.values():
         rows.sort(key=lambda r: r["rank"])
     return queries
 
 
-def fold_of(key: tuple[str, str]) -> int:
-    return zlib.crc32(f"{key[0]}:{key[1]}".encode()) % FOLDS
-
-
-def fit(queries: dict, keys: list, l2: float):  # noqa: ANN201
+def fit(queries: dict, keys: list, l2: float, features: Sequence[str]):  # noqa: ANN201
     from retrieval.calibration import fit_logistic
 
     rows = [r for k in keys for r in queries[k][:TRAIN_RANKS]]
-    return fit_logistic([r["features"] for r in rows], [r["label"] for r in rows], l2=l2)
+    return fit_logistic(
+        [r["features"] for r in rows], [r["label"] for r in rows], l2=l2, features=features
+    )
 
 
-def out_of_fold(queries: dict, l2: float) -> list[dict[str, Any]]:
-    """Every query's top document, ranked (as the judge ranks them) and scored by a model that
-    did not see the query; ``fused_label`` says whether the fused ranking's first was right."""
-    keys = sorted(queries)
+def judged_top(rows: list[dict[str, Any]], model: Any, rules: bool) -> dict[str, Any]:
+    """The document the judge puts first (capped documents after the others, as ``judging``
+    orders them), with its probability and the rule that capped it."""
+    from retrieval.calibration import capped
+
+    scored = []
+    for r in rows:
+        p = model.probability(r["features"])
+        rule = None
+        if rules:
+            _, rule = capped(1.0, r["features"], 0.75, 0.5)
+        scored.append({**r, "p": p, "rule": rule})
+    return min(scored, key=lambda r: (r["rule"] is not None, -r["p"]))
+
+
+def out_of_fold(
+    queries: dict, keys: list, l2: float, features: Sequence[str], rules: bool
+) -> list[dict[str, Any]]:
+    """Every query's top document, scored by a model that saw none of the queries about its
+    document (folds by document); ``fused_label`` says whether the fused first was right."""
     out = []
     for f in range(FOLDS):
-        model = fit(queries, [k for k in keys if fold_of(k) != f], l2)
+        train = [k for k in keys if queries[k][0]["fold"] != f]
+        model = fit(queries, train, l2, features)
         for k in keys:
-            if fold_of(k) == f and queries[k]:
-                scored = [{**r, "p": model.probability(r["features"])} for r in queries[k]]
-                top = max(scored, key=lambda r: r["p"])
+            if queries[k][0]["fold"] == f:
+                top = judged_top(queries[k], model, rules)
                 out.append({**top, "fused_label": queries[k][0]["label"]})
     return out
+
+
+def is_probe(r: dict[str, Any]) -> bool:
+    """A lookup whose runbook is missing: left out (``loo``) or never written (``present: false``)."""
+    return r.get("mode") == "loo" or bool(r.get("missing_runbook")) or r.get("kind") == "missing"
 
 
 def precision(rows: list[dict[str, Any]]) -> float:
     return sum(r["label"] for r in rows) / len(rows) if rows else 1.0
 
 
-def place_knots(tops: list[dict[str, Any]], high: float, min_high: int) -> tuple[float, float]:
+def place_knots(
+    tops: list[dict[str, Any]], high: float, min_high: int, loo_confident: float = 1.0
+) -> tuple[float, float]:
     """(p at confidence 0.5, p at confidence 0.75) from out-of-fold top-document predictions.
 
-    0.75 sits at the lowest probability above which the top document is right at least ``high``
-    of the time. 0.5 (below it: found=false) sits where dropping a right answer (cost 5) and
-    admitting an unanswerable question (cost 2) cost least; a wrong top document for an
-    answerable question costs little (cost 0.25): its supplements usually hold the answer.
+    0.75 sits at the lowest probability above which the top document of the queries asked is
+    right at least ``high`` of the time (a negative or another technology's question confident is
+    wrong) and at most ``loo_confident`` of the missing-runbook probes (a left-out or never
+    written runbook: its sibling on top) are confident. 0.5 (below it: found=false) sits where dropping a right
+    answer (cost 10) and admitting an unanswerable question (cost 2) cost least; a wrong top
+    document for an answerable question costs little (0.25): its supplements usually hold the
+    answer; a left-out runbook's sibling found at REFERENCE costs nothing (that is its level).
+    Documents an entity rule caps never decide a knot: the rule, not the map, places them.
     """
-    ps = sorted({round(r["p"], 6) for r in tops})
+    free = [r for r in tops if not r.get("rule")]
+    asked = [r for r in free if not is_probe(r)]
+    loo = [r for r in tops if is_probe(r)]
+    ps = sorted({round(r["p"], 6) for r in free})
     p_high = 1.0
     for p in ps:  # the lowest cut whose confident set keeps its promise
-        above = [r for r in tops if r["p"] >= p]
-        if len(above) >= min_high and precision(above) >= high:
+        above = [r for r in asked if r["p"] >= p]
+        sure_loo = sum(1 for r in loo if not r.get("rule") and r["p"] >= p)
+        if (
+            len(above) >= min_high
+            and precision(above) >= high
+            and sure_loo <= loo_confident * len(loo)
+        ):
             p_high = p
             break
     best, p_found = None, 0.0
     for p in [0.0, *ps]:
         if p >= p_high:
             break
-        dropped = sum(1 for r in tops if r["p"] < p and r["label"])
-        admitted = sum(1 for r in tops if r["p"] >= p and not r["answerable"])
-        wrong = sum(1 for r in tops if r["p"] >= p and r["answerable"] and not r["label"])
+        dropped = sum(1 for r in asked if r["p"] < p and r["label"])
+        admitted = sum(1 for r in asked if r["p"] >= p and not r["answerable"])
+        wrong = sum(1 for r in asked if r["p"] >= p and r["answerable"] and not r["label"])
         cost = 10 * dropped + 2 * admitted + 0.25 * wrong
         if best is None or cost < best:
             best, p_found = cost, p
     return min(p_found, p_high - 1e-6), p_high
 
 
-def table(tops: list[dict[str, Any]], cal: Any, key: str) -> dict[str, Any]:
+def level_of(r: dict[str, Any], cal: Any, key: str) -> str:
+    from retrieval.calibration import capped
     from retrieval.relevance import level_for
 
+    p = r[key] if key in r else cal.probability(r["features"])
+    conf = cal.to_confidence(p)
+    if r.get("rule"):
+        conf, _ = capped(conf, r["features"], 0.75, 0.5)
+    return level_for(conf).value
+
+
+def table(tops: list[dict[str, Any]], cal: Any, key: str) -> dict[str, Any]:
     levels: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in tops:
-        p = r[key] if key in r else cal.probability(r["features"])
-        levels[level_for(cal.to_confidence(p)).value].append(r)
-    return {
+        levels[level_of(r, cal, key)].append(r)
+    out: dict[str, Any] = {
         lv: {
             "count": len(rs),
             "top1_precision": round(precision(rs), 3),
@@ -117,43 +167,83 @@ def table(tops: list[dict[str, Any]], cal: Any, key: str) -> dict[str, Any]:
         }
         for lv, rs in sorted(levels.items())
     }
+    answerable = [r for r in tops if r["answerable"] and not is_probe(r)]
+    confident = [r for r in answerable if level_of(r, cal, key) == "HIGHLY_RELEVANT"]
+    sure = [r for r in tops if not is_probe(r) and level_of(r, cal, key) == "HIGHLY_RELEVANT"]
+    loo = [r for r in tops if is_probe(r)]
+    out["confident_precision_asked"] = round(precision(sure), 3)
+    out["confident_share"] = round(len(confident) / max(len(answerable), 1), 3)
+    out["probe_confident_share"] = round(
+        sum(1 for r in loo if level_of(r, cal, key) == "HIGHLY_RELEVANT") / max(len(loo), 1), 3
+    )
+    return out
 
 
 def main() -> None:
+    from retrieval.calibration import MODEL_FEATURES
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("evidence", type=Path, nargs="+")
     parser.add_argument("--out", type=Path, default=c.ROOT / "retrieval" / "calibration.json")
     parser.add_argument("--l2", type=float, default=1.0, help="ridge penalty")
     parser.add_argument("--high-precision", type=float, default=0.97)
     parser.add_argument("--min-high", type=int, default=20)
+    parser.add_argument(
+        "--loo-confident",
+        type=float,
+        default=0.08,
+        help="largest share of missing-runbook probes the 0.75 knot may leave confident",
+    )
+    parser.add_argument(
+        "--train", choices=["fit", "all"], default="fit", help="fit on the fit split or on all"
+    )
+    parser.add_argument("--no-loo", action="store_true", help="leave the leave-one-out rows out")
+    parser.add_argument("--no-rules", action="store_true", help="report without the entity rules")
+    parser.add_argument(
+        "--features",
+        nargs="+",
+        default=list(MODEL_FEATURES),
+        help="features the model uses (default: calibration.MODEL_FEATURES)",
+    )
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     queries: dict = {}
     for path in args.evidence:
         queries.update(load(path))
-    queries = {k: v for k, v in queries.items() if v}
-    tops = out_of_fold(queries, args.l2)
-    p_found, p_high = place_knots(tops, args.high_precision, args.min_high)
-    cal = fit(queries, sorted(queries), args.l2)
+    queries = {k: v for k, v in queries.items() if v and not (args.no_loo and k[2] == "loo")}
+    rules = not args.no_rules
+    keys = sorted(queries)
+    train = [k for k in keys if args.train == "all" or queries[k][0]["split"] == "fit"]
+    held = [k for k in keys if queries[k][0]["split"] == "held"]
+    oof = out_of_fold(queries, keys, args.l2, args.features, rules)
+    oof_train = [r for r in oof if args.train == "all" or r["split"] == "fit"]
+    p_found, p_high = place_knots(oof_train, args.high_precision, args.min_high, args.loo_confident)
+    cal = fit(queries, train, args.l2, args.features)
     cal.knots = [(round(p_found, 6), 0.5), (round(p_high, 6), 0.75)]
     langs = sorted({k[0] for k in queries})
     cal.fitted_on = {
-        "queries": len(queries),
-        "by_language": {lang: sum(1 for k in queries if k[0] == lang) for lang in langs},
-        "rows": sum(min(len(v), TRAIN_RANKS) for v in queries.values()),
+        "queries": len(train),
+        "split": args.train,
+        "by_language": {lang: sum(1 for k in train if k[0] == lang) for lang in langs},
+        "rows": sum(min(len(queries[k]), TRAIN_RANKS) for k in train),
         "l2": args.l2,
-        "targets": {"high": args.high_precision},
+        "targets": {"high": args.high_precision, "loo_confident": args.loo_confident},
         "source": "bench/eval (bench/fit_relevance.py)",
     }
+    held_tops = [judged_top(queries[k], cal, rules) for k in held]
     report = {
         "knots": cal.knots,
         "weights": dict(zip(cal.features, cal.weights, strict=True)),
         "bias": cal.bias,
-        "reliability_out_of_fold": table(tops, cal, "p"),
-        "reliability_in_sample": table(tops, cal, "_none"),
-        "per_language_out_of_fold": {
-            lang: table([r for r in tops if r["lang"] == lang], cal, "p") for lang in langs
+        "out_of_fold_by_document": {
+            lang: table([r for r in oof if r["lang"] == lang], cal, "p") for lang in langs
         },
+        "held_split": {
+            lang: table([r for r in held_tops if r["lang"] == lang], cal, "_none") for lang in langs
+        },
+        "in_sample_fit_split": table(
+            [judged_top(queries[k], cal, rules) for k in train], cal, "_none"
+        ),
     }
     print(json.dumps(report, ensure_ascii=False, indent=1))
     if not args.dry_run:

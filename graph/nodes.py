@@ -69,6 +69,16 @@ def _block(data: Any) -> str:
     return "```json\n" + json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n```"
 
 
+def _firing_alert(state: AgentState, name: str) -> dict[str, Any] | None:
+    """The listed alert a step analyses, in the shape ``lookup_knowledge`` takes as ``alert``."""
+    for a in alerts(collect(state["scratch"])):
+        if a.get("alertname") == name:
+            notes = {k: str(a[k]) for k in ("summary", "description") if a.get(k)}
+            labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
+            return {"alertname": name, "labels": labels, "annotations": notes}
+    return None
+
+
 def _ctx(runtime: Runtime[Context] | None) -> Context:
     ctx = getattr(runtime, "context", None)
     return ctx if isinstance(ctx, Context) else Context()
@@ -268,6 +278,8 @@ class Agents:
             if plan[k]  # type: ignore[literal-required]
         }
         spec["question"] = state["question"]
+        if plan["alert"] and (firing := _firing_alert(state, plan["alert"])):
+            spec["firing_alert"] = firing  # lookup_knowledge's `alert` argument, as listed
         task = f"{plan['instruction']}\n\n{_block(spec)}"
         system = self._prompt(f"{_flow(state)}_executor", ctx.executor_prompt)
         reply = await self._model("executor", ctx, tools=True).ainvoke(compact(system, task, mine))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval.entities import Missing
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, DocHit
 from retrieval.relevance import similarity
 from retrieval.textnorm import compact_term
@@ -44,7 +45,22 @@ FEATURES = (
     "l0_hit",  # the document matched an L0 keyword / title / file name
     "l0_multi",  # several documents matched L0 (the query names more than one)
     "read",  # the share of the query the embedding model reads
+    "tech_missing",  # share of the query's products (MongoDB, Kafka, …) the document never mentions
+    "alert_missing",  # share of the query's alert names the document never mentions
+    "alert_unnamed",  # share of the query's alert names not in what names the document
+    "idf_name_coverage",  # share of the query's term rarity (IDF) in what names the document
+    "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
 )
+# What the fitted model weighs (``bench/fit_relevance.py --features``). The entity and name
+# features are computed and recorded for every judged document, but on the held-back split they
+# did not beat the entity rules below on the same evidence (docs/retrieval.md §5): the model
+# keeps the features it had, the rules decide on products and alert names.
+MODEL_FEATURES = FEATURES[:18]
+# Rules beside the model (``capped``), on the same evidence: a document that mentions none of the
+# query's products is about another technology (below REFERENCE: found=false); one that never
+# mentions the query's alert is a sibling alert's runbook (below HIGHLY_RELEVANT).
+OTHER_TECHNOLOGY, SIBLING_ALERT = "other_technology", "sibling_alert"
+CAP_BELOW = 0.99  # a capped confidence sits just under the threshold it may not reach
 
 
 def evidence(
@@ -62,8 +78,10 @@ def evidence(
     codes: Sequence[str] = (),
     l0_paths: Sequence[str] = (),
     max_l2: float = 2.0,
+    entity_missing: Callable[[DocHit], Missing] | None = None,
 ) -> dict[str, float]:
-    """The features of ``docs[i]`` among the fused documents (best first)."""
+    """The features of ``docs[i]`` among the fused documents (best first); ``entity_missing`` says which
+    of the query's entities a document never mentions (``entities.missing_in``)."""
     doc = docs[i]
     others = [d for j, d in enumerate(docs) if j != i]
 
@@ -98,6 +116,7 @@ def evidence(
         "coverage": hits / len(terms) if terms else 0.0,
         "name_coverage": name_hits / len(terms) if terms else 0.0,
         "idf_coverage": sum(w for t, w in weights.items() if t in has or t in text) / total,
+        "idf_name_coverage": sum(w for t, w in weights.items() if t in name) / total,
         "idf_missing": max(missing, default=0.0) / max(max_idf, 1e-9),
         "unknown_share": sum(1 for t in terms if unknown(t)) / len(terms) if terms else 0.0,
         "code_missing": codes_missing / len(codes) if codes else 0.0,
@@ -108,7 +127,40 @@ def evidence(
         "l0_hit": float(doc.path in l0_paths),
         "l0_multi": float(len(set(l0_paths)) > 1),
         "read": read,
+        **_entity_features(entity_missing(doc) if entity_missing else None),
     }
+
+
+def _entity_features(m: Missing | None) -> dict[str, float]:
+    if m is None:
+        return {
+            "tech_missing": 0.0,
+            "alert_missing": 0.0,
+            "alert_unnamed": 0.0,
+            "kind_missing": 0.0,
+        }
+    q = m.of
+    share = lambda k, n: k / n if n else 0.0  # noqa: E731
+    return {
+        "tech_missing": share(m.technologies, len(q.technologies)),
+        "alert_missing": share(m.alert_names, len(q.alert_names)),
+        "alert_unnamed": share(m.unnamed_alerts, len(q.alert_names)),
+        "kind_missing": share(m.kinds, len(q.kinds)),
+    }
+
+
+def capped(
+    confidence: float, x: dict[str, float], highly: float, reference: float
+) -> tuple[float, str | None]:
+    """The entity rules: (confidence, the rule that lowered it or None)."""
+    if x.get("tech_missing", 0.0) >= 1.0 and confidence >= reference * CAP_BELOW:
+        return reference * CAP_BELOW, OTHER_TECHNOLOGY
+    # a sibling's runbook lacks the alert *and* every other identifier of the query: one that
+    # names the query's error code (ERR_TIMEOUT) is that code's runbook, whatever the alert's name
+    sibling = x.get("alert_missing", 0.0) >= 1.0 and x.get("code_missing", 1.0) >= 1.0
+    if sibling and confidence >= highly * CAP_BELOW:
+        return highly * CAP_BELOW, SIBLING_ALERT
+    return confidence, None
 
 
 @dataclass

@@ -268,11 +268,15 @@ class OpenAICompatibleEmbeddings(CachedEmbeddings):
         timeout_s: float = 60.0,
         max_retries: int = 3,
         query_cache_size: int = 1024,
+        query_model: str = "",
     ) -> None:
         from langchain_openai import OpenAIEmbeddings
 
         super().__init__(query_cache_size)
         self.model_name, self.base_url = model, base_url
+        # Asymmetric models (e5: "query: " / "passage: ") are often served under two names, one per
+        # kind of text; queries then go to ``query_model``. Empty: one name for both.
+        self.query_model = query_model or model
         self.max_tokens = max_tokens
         self._dimension = dimension
         # check_embedding_ctx_length=False: send the texts as they are. Chunking already fits them
@@ -284,6 +288,11 @@ class OpenAICompatibleEmbeddings(CachedEmbeddings):
             check_embedding_ctx_length=False,
             request_timeout=timeout_s,
             max_retries=max_retries,
+        )
+        self.query_client = (
+            self.client
+            if self.query_model == model
+            else self.client.model_copy(update={"model": self.query_model})
         )
 
     @property
@@ -302,11 +311,19 @@ class OpenAICompatibleEmbeddings(CachedEmbeddings):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = _unit(self.client.embed_documents(list(texts)))
+        return self._checked(self.client.embed_documents(list(texts)), self.model_name)
+
+    def _embed_query(self, text: str) -> list[float]:
+        if self.query_client is self.client:
+            return self.embed_documents([text])[0]
+        return self._checked([self.query_client.embed_query(text)], self.query_model)[0]
+
+    def _checked(self, raw: Any, model: str) -> list[list[float]]:
+        vectors = _unit(raw)
         if self._dimension is not None and vectors.shape[1] != self._dimension:
             raise ValueError(
                 f"the embeddings endpoint {self.base_url} returned {vectors.shape[1]}-d vectors for "
-                f"{self.model_name}; retrieval.embedding.dimension says {self._dimension}"
+                f"{model}; retrieval.embedding.dimension says {self._dimension}"
             )
         return vectors.tolist()
 
@@ -321,6 +338,7 @@ def make_embeddings(cfg: Any) -> CachedEmbeddings:
             dimension=cfg.dimension,
             max_tokens=cfg.max_tokens,
             timeout_s=cfg.timeout_s,
+            query_model=cfg.query_model,
         )
     name = (cfg.model or DEFAULT_LOCAL_MODEL).strip()
     if name.casefold() == E5_MODEL.casefold():

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.calibration import Calibration, evidence
+from retrieval.calibration import Calibration, capped, evidence
+from retrieval.entities import Missing, QueryEntities, missing_in
 from retrieval.fusion import DocHit
 from retrieval.relevance import RelevanceLevel, Thresholds, level_for, similarity
 
@@ -23,6 +24,7 @@ class Judged:
     confidence: float | None = None  # the calibrated judge's score
     probability: float | None = None
     features: dict[str, float] = field(default_factory=dict)
+    rule: str | None = None  # the entity rule that lowered the confidence, if any
 
     @property
     def found(self) -> bool:
@@ -42,6 +44,7 @@ class Judged:
             "ranks": dict(self.doc.ranks),
             "bm25_score": r(self.doc.scores.get("bm25")),
             "features": {k: round(v, 6) for k, v in self.features.items()},
+            "rule": self.rule,
         }
 
 
@@ -55,6 +58,21 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
         "max_idf": math.log((n + 1) / 0.5),
         "unknown": lambda t: stats.document_frequency(t) == 0,
     }
+
+
+def _missing(
+    entities: QueryEntities | None, stats: Any, text_of: Callable[[DocHit], str]
+) -> Callable[[DocHit], Missing] | None:
+    if not entities or stats is None:
+        return None
+
+    def of(doc: DocHit) -> Missing:
+        info = stats.by_path(doc.path)
+        terms = info.terms if info else frozenset()
+        name = info.name_text if info else ""
+        return missing_in(entities, terms, name, text_of(doc))
+
+    return of
 
 
 def _text(doc: DocHit, title: str) -> str:
@@ -76,6 +94,7 @@ def judge_documents(
     stats: Any = None,
     codes: Sequence[str] = (),
     code_only: bool = False,
+    entities: QueryEntities | None = None,
 ) -> list[Judged]:
     """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
     re-orders them by its probability). ``name_of`` gives
@@ -87,11 +106,16 @@ def judge_documents(
     nothing at all the calibrated judge (fitted on L1 evidence) steps aside and that rule decides. A query that is
     nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
     document containing none of them: it stays below REFERENCE whatever else it shares.
+    ``entities`` (the query's products, alert names, resource kinds) feed the entity features and
+    rules (``calibration.capped``): another product's runbook is not found, a sibling alert's is at
+    most REFERENCE.
     """
     out: list[Judged] = []
     top = list(docs[:JUDGED_DOCS])
     if not any(d.chunks for d in top):  # no L1 evidence at all (down, or empty): L0 alone decides
         judge = "dense"
+    text_of = lambda h: _text(h, title_of(h.path))  # noqa: E731
+    missing = _missing(entities, stats, text_of)
     for i, doc in enumerate(top):
         d = doc.best_distance
         sim = similarity(d, thresholds.max_l2_distance) if d is not None else None
@@ -104,23 +128,28 @@ def judge_documents(
                 i,
                 read=read,
                 terms=terms,
-                text_of=lambda h: _text(h, title_of(h.path)),
+                text_of=text_of,
                 name_of=lambda h: (name_of or title_of)(h.path),
                 **_term_evidence(stats),
                 codes=codes,
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
+                entity_missing=missing,
             )
             p = calibration.probability(x)
-            conf = calibration.to_confidence(p)
+            conf, rule = capped(
+                calibration.to_confidence(p), x, thresholds.highly_relevant, thresholds.reference
+            )
             if code_only and x["code_missing"] >= 1.0:
                 conf = min(conf, thresholds.reference * MISSING_CODE_CAP)
-            j = Judged(doc, level_for(conf, thresholds), sim, conf, p, x)
+            j = Judged(doc, level_for(conf, thresholds), sim, conf, p, x, rule)
         if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
             j.level = RelevanceLevel.REFERENCE
         out.append(j)
     if judge != "dense" and calibration is not None:
         # The probability that a document answers the query weighs more evidence than either
         # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
-        out.sort(key=lambda j: -(j.probability or 0.0))
+        # A document an entity rule capped (another product, a sibling alert) goes after those it
+        # did not: the runbook that names the query's alert comes first.
+        out.sort(key=lambda j: (j.rule is not None, -(j.probability or 0.0)))
     return out

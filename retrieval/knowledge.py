@@ -11,6 +11,7 @@ from typing import Any
 from persistence import document_repository as docs_repo
 from persistence.db import Database
 from retrieval import failures
+from retrieval.alert_input import AlertInput
 from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.catalog_loader import CatalogLoader
 from retrieval.documents import parse_document
@@ -123,12 +124,20 @@ class KnowledgeBase:
         return len(self.catalog) == 0 and bool(await asyncio.to_thread(self.ingestion.scan))
 
     def lookup(
-        self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
+        self,
+        query: str,
+        memory: SessionMemory | None = None,
+        config: LookupConfig | None = None,
+        alert: AlertInput | None = None,
     ) -> LookupOutcome:
-        return self.first_import.annotate(self.lookup_service.lookup(query, memory, config))
+        return self.first_import.annotate(self.lookup_service.lookup(query, memory, config, alert))
 
     async def alookup(
-        self, query: str, memory: SessionMemory | None = None, config: LookupConfig | None = None
+        self,
+        query: str,
+        memory: SessionMemory | None = None,
+        config: LookupConfig | None = None,
+        alert: AlertInput | None = None,
     ) -> LookupOutcome:
         """Lookup off the event loop (embedding and Milvus calls block).
 
@@ -138,7 +147,7 @@ class KnowledgeBase:
             await self.loader.refresh_if_stale()
         except Exception as exc:  # the database being down must not stop a lookup
             log.warning("knowledge version check failed: %s", exc)
-        outcome = await asyncio.to_thread(self.lookup_service.lookup, query, memory, config)
+        outcome = await asyncio.to_thread(self.lookup_service.lookup, query, memory, config, alert)
         return self.first_import.annotate(outcome)
 
     async def stats(self, *, count_vectors: bool = True) -> dict[str, Any]:

@@ -1,5 +1,7 @@
-"""``LookupService.lookup(query, memory)``: L0 → L1 by document → judge → session de-dup → payload.
+"""``LookupService.lookup(query, memory, alert=)``: L0 → L1 by document → judge → de-dup → payload.
 
+The input is prepared first (``query_input.py``: label values out, the alert's name in); a question
+reporting several symptoms is also judged aspect by aspect (``aspects.py``, ``aspect_results.py``).
 The payload is what the model sees (no scores); the artifact carries the raw scores into
 ``tool_invocation.retrieval_details``; the returned memory is the session's updated action memory.
 """
@@ -9,71 +11,26 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval.alert_input import AlertInput
+from retrieval.aspect_results import Pick, aspect_fields, aspects_message, combine
+from retrieval.aspects import split_aspects
 from retrieval.calibration import Calibration
 from retrieval.catalog import DocInfo, DocumentCatalog, compact_summary
 from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, DocHit, fuse_documents
 from retrieval.judging import Judged, judge_documents
+from retrieval.lookup_config import DedupReason, LookupConfig, LookupOutcome
 from retrieval.memory import SessionMemory
 from retrieval.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
-from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, Thresholds, similarity
+from retrieval.query_input import LookupQuery, prepare
+from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, similarity
 from retrieval.store import ChunkStore
 from retrieval.terms import query_terms
-from retrieval.textnorm import code_tokens, expand_identifiers
+from retrieval.textnorm import expand_identifiers
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
-
-
-class DedupReason:
-    DOC = "doc_retrieved"  # every matching document was already returned this session
-    DOMAIN = "domain_retrieved"  # the domain has nothing left that was not returned
-    BUDGET = "budget_exhausted"  # the session's lookup budget is spent; nothing was searched
-
-
-@dataclass
-class LookupConfig:
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    judge: str = "calibrated"  # or "dense": the dense similarity alone
-    calibration: Calibration | None = None  # None: the packaged retrieval/calibration.json
-    top_k: int = 4  # documents shown: the primary and up to top_k − 1 supplements
-    candidates: int = 40  # chunks fetched per route
-    rrf_k: int = 60
-    dense_weight: float = 1.0
-    bm25_weight: float = 1.0
-    l0_weight: float = 1.0
-    budget: int = 8
-    primary_chars: int = 1600
-    supplement_chars: int = 600
-    # A supplement needs some evidence of its own: on the development eval a confidence floor of
-    # 0.02 halves the unrelated supplements without losing one right document from the top three.
-    supplement_floor: float = 0.02
-
-    @classmethod
-    def from_settings(cls, r: Any) -> LookupConfig:
-        cal_file = r.relevance.calibration_file
-        return cls(
-            thresholds=Thresholds.from_settings(r.normalization),
-            judge=r.relevance.judge,
-            calibration=Calibration.load(cal_file) if cal_file else Calibration.load(),
-            top_k=r.top_k,
-            candidates=r.candidates,
-            rrf_k=r.rrf_k,
-            dense_weight=r.dense_weight,
-            bm25_weight=r.bm25_weight,
-            l0_weight=r.l0_weight,
-            budget=r.session_lookup_budget,
-        )
-
-
-@dataclass
-class LookupOutcome:
-    payload: dict[str, Any]  # model-facing
-    artifact: dict[str, Any]  # raw scores for the records
-    memory: SessionMemory  # the session memory after this lookup
-    served: dict[str, list[str]]  # domain → paths whose content this lookup returned
 
 
 class LookupService:
@@ -118,16 +75,21 @@ class LookupService:
             L0_ROUTE: c.l0_weight,
         }
 
+    def prepare(self, query: str, alert: AlertInput | None = None) -> LookupQuery:
+        return prepare(query, alert, known=lambda t: self.catalog.document_frequency(t) > 0)
+
     def lookup(
         self,
         query: str,
         memory: SessionMemory | None = None,
         config: LookupConfig | None = None,
+        alert: AlertInput | None = None,
     ) -> LookupOutcome:
-        """``config`` overrides the service's configuration for this call (a run's Context)."""
+        """``config`` overrides the service's configuration for this call (a run's Context);
+        ``alert`` is the firing alert the lookup is about (its name and label values)."""
         t0 = time.perf_counter()
         mem = SessionMemory.of(memory.retrieved, memory.lookups) if memory else SessionMemory()
-        run = _Run(self, query.strip(), mem, config or self.config)
+        run = _Run(self, self.prepare(query, alert), mem, config or self.config)
         outcome = run.execute()
         seconds = time.perf_counter() - t0
         outcome.artifact["timings_ms"]["total"] = round(seconds * 1000, 2)
@@ -139,27 +101,27 @@ class _Run:
     """One lookup's working state; keeps ``lookup`` itself short."""
 
     def __init__(
-        self, svc: LookupService, query: str, mem: SessionMemory, cfg: LookupConfig
+        self, svc: LookupService, q: LookupQuery, mem: SessionMemory, cfg: LookupConfig
     ) -> None:
-        self.svc, self.cfg, self.query, self.mem = svc, cfg, query, mem
+        self.svc, self.cfg, self.q, self.mem = svc, cfg, q, mem
+        self.query = q.text  # what L0, BM25 and the judge read
         self.catalog = svc.catalog
         self.served: dict[str, list[str]] = {}
         self.truncated = False
         self.timings: dict[str, float] = {}
         self.art: dict[str, Any] = {
-            "query": query,
+            "query": q.raw,
+            "query_text": q.text,
+            "alert": q.alert.as_dict() if q.alert else None,
+            "context_values": list(q.context),
+            "entities": q.record(),
             "layer": None,
             "judge": cfg.judge,
             "l0_count": 0,
             "l1_count": 0,
-            "l0_titles": [],
-            "l1_scores": [],
-            "documents": [],
-            "l1_top_score": None,
-            "l1_top_similarity": None,
-            "confidence": None,
-            "dedup_reason": None,
-            "l1_error": None,
+            **{k: [] for k in ("l0_titles", "l1_scores", "documents")},
+            **dict.fromkeys(("l1_top_score", "l1_top_similarity", "confidence"), None),
+            **dict.fromkeys(("dedup_reason", "l1_error"), None),
             "timings_ms": self.timings,
         }
 
@@ -263,7 +225,8 @@ class _Run:
         self.art.update(
             l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
         )
-        if len(named) == 1:
+        matched = [t for m, d in found if named and d is named[0] for t in m.terms]
+        if len(named) == 1 and not self.q.not_named_for(named[0], matched):
             self.art["layer"] = "L0"
             return self._precise(named[0])
         docs = self._l1([d.file_path for d in named])
@@ -284,24 +247,35 @@ class _Run:
             message=f"关键词精确命中《{doc.title}》（L1 未执行）。",
         )
 
-    def _l1(self, l0_paths: list[str]) -> list[DocHit]:
-        """Documents ranked by both routes and the L0 matches; L0 alone when L1 is down."""
+    def _l1(self, l0_paths: list[str], text: str | None = None) -> list[DocHit]:
+        """Documents ranked by both routes and the L0 matches; L0 alone when L1 is down.
+
+        ``text``: an aspect's text (its scores are not the lookup's own, so the artifact's
+        top-level fields keep the whole query's)."""
+        aspect = text is not None
+        text = self.query if text is None else text
         store = self.svc.store
-        weights = self.svc.route_weights(self.query, self.cfg)
-        self.art["route_weights"] = weights
-        self.art["readability"] = round(self.svc.read_share(self.query), 4)
+        weights = self.svc.route_weights(text, self.cfg)
+        if not aspect:
+            self.art["route_weights"] = weights
+            self.art["readability"] = round(self.svc.read_share(text), 4)
         routes: dict[str, Any] = {}
         if store is None:
             self.art["l1_error"] = "L1 store is not configured"
         else:
-            expanded = expand_identifiers(self.query)
+            expanded = expand_identifiers(text)
             # BM25 reads the content words only: question words and particles would otherwise
             # give a small score to every runbook that happens to contain "怎么" or "how".
             keywords = " ".join(query_terms(expanded)) or expanded
+            # the dense model reads values as context ("1.1G of 50G": space, not inodes)
+            dense = expanded if aspect else expand_identifiers(self.q.dense_text)
             try:
                 t = time.perf_counter()
-                vector = store.embeddings.embed_query(expanded)
-                self.timings["embed"] = round((time.perf_counter() - t) * 1000, 2)
+                vector = store.embeddings.embed_query(dense)
+                key = "aspects_embed" if aspect else "embed"
+                self.timings[key] = self.timings.get(key, 0.0) + round(
+                    (time.perf_counter() - t) * 1000, 2
+                )
                 t = time.perf_counter()
                 result = store.search(
                     keywords,
@@ -310,7 +284,10 @@ class _Run:
                     dense=weights[DENSE_ROUTE] > 0,
                     exclude=self.catalog.disabled,
                 )
-                self.timings["l1"] = round((time.perf_counter() - t) * 1000, 2)
+                key = "aspects_l1" if aspect else "l1"
+                self.timings[key] = self.timings.get(key, 0.0) + round(
+                    (time.perf_counter() - t) * 1000, 2
+                )
                 routes = result.routes()
                 if result.missing and len(self.catalog):
                     self.art["l1_error"] = "L1 unavailable: the vector collection is missing"
@@ -320,7 +297,7 @@ class _Run:
         docs = fuse_documents(routes, weights, self.cfg.rrf_k, {L0_ROUTE: l0_paths})
         known = [d for d in docs if self.catalog.by_path(d.path) is not None]
         distances = [d.best_distance for d in known if d.best_distance is not None]
-        if distances:
+        if distances and not aspect:
             top = min(distances)
             self.art["l1_top_score"] = round(top, 6)
             self.art["l1_top_similarity"] = round(
@@ -328,31 +305,57 @@ class _Run:
             )
         return known
 
-    def _ranked(self, docs: list[DocHit], l0_docs: list[DocInfo]) -> LookupOutcome:
+    def _judge(self, q: LookupQuery, docs: list[DocHit], l0_paths: list[str]) -> list[Judged]:
         t = time.perf_counter()
-        codes = code_tokens(self.query)
         judged = judge_documents(
             docs,
             judge=self.cfg.judge,
             calibration=self.cfg.calibration,
             thresholds=self.cfg.thresholds,
-            read=self.svc.read_share(self.query),
-            terms=query_terms(self.query),
-            l0_paths=[d.file_path for d in l0_docs],
+            read=self.svc.read_share(q.text),
+            terms=q.terms,
+            l0_paths=l0_paths,
             title_of=lambda path: self.catalog.by_path(path).title,  # type: ignore[union-attr]
             name_of=lambda path: self.catalog.by_path(path).name_text,  # type: ignore[union-attr]
             stats=self.catalog,
-            codes=codes,
-            code_only=bool(codes) and not query_terms(_without(self.query, codes)),
+            codes=q.codes,
+            code_only=q.code_only,
+            entities=q.entities,
         )
-        self.timings["judge"] = round((time.perf_counter() - t) * 1000, 3)
+        self.timings["judge"] = self.timings.get("judge", 0.0) + round(
+            (time.perf_counter() - t) * 1000, 3
+        )
+        return judged
+
+    def _ranked(self, docs: list[DocHit], l0_docs: list[DocInfo]) -> LookupOutcome:
+        judged = self._judge(self.q, docs, [d.file_path for d in l0_docs])
         new = [j for j in judged if not self.mem.is_doc_retrieved(j.doc.path)]
         first = new[0] if new else None
-        shown = self._select(judged, new)
+        aspects = self._aspects() if self.q.alert is None else []
+        if aspects:
+            outcome = combine(
+                judged,
+                aspects,
+                is_new=lambda p: not self.mem.is_doc_retrieved(p),
+                top_k=self.cfg.top_k,
+                floor=self.cfg.supplement_floor,
+            )
+            picks = outcome.shown
+            self.art["aspects"] = [
+                {"aspect": text, "documents": [j.record(False) for j in js[:3]]}
+                for text, js in aspects
+            ]
+            self.art["aspects_unanswered"] = outcome.unanswered
+        else:
+            picks = [Pick(j) for j in self._select(judged, new)]
+        shown = [p.judged for p in picks]
         self.art["documents"] = [j.record(j in shown) for j in judged[:8]]
         self.art["l1_scores"] = score_rows(judged[:8], shown, self.cfg.thresholds)
         self.art["l1_count"] = len(shown)
-        self.art["confidence"] = first.confidence if first else None
+        head = shown[0] if shown else first
+        self.art["confidence"] = head.confidence if head else None
+        if aspects and picks:
+            return self._answer(picks, level=outcome.level, unanswered=outcome.unanswered)
         if not judged or (first is None and not judged[0].found):
             return self._not_found()
         if first is None or not first.found:
@@ -360,7 +363,22 @@ class _Run:
                 infos = [self.catalog.by_path(j.doc.path) for j in judged if j.found]
                 return self._dedup([d for d in infos if d], judged[0].level)
             return self._not_found()
-        return self._answer(shown)
+        return self._answer(picks)
+
+    def _aspects(self) -> list[tuple[str, list[Judged]]]:
+        """Each symptom of a multi-symptom question, judged on its own (empty for one symptom)."""
+        texts = split_aspects(self.query)
+        if len(texts) < 2:
+            return []
+        out = []
+        for text in texts:
+            aq = self.q.aspect(text)
+            l0 = [
+                d for m in self.catalog.l0.search(text) if (d := self.catalog.get(m.entry.doc_id))
+            ]
+            paths = [d.file_path for d in l0]
+            out.append((text, self._judge(aq, self._l1(paths, text), paths)))
+        return out
 
     def _select(self, judged: list[Judged], new: list[Judged]) -> list[Judged]:
         """The primary (the best new document) and the next new documents as supplements."""
@@ -372,8 +390,21 @@ class _Run:
             rest = [j for j in new[1:] if (j.confidence or 0.0) >= self.cfg.supplement_floor]
         return [new[0], *rest[: self.cfg.top_k - 1]]
 
-    def _answer(self, shown: list[Judged]) -> LookupOutcome:
-        head, rest = shown[0], shown[1:]
+    def _title(self, path: str) -> str:
+        return doc.title if (doc := self.catalog.by_path(path)) else path
+
+    def _answer(
+        self,
+        picks: list[Pick],
+        *,
+        level: RelevanceLevel | None = None,
+        unanswered: list[str] | None = None,
+    ) -> LookupOutcome:
+        """Primary and supplements; a multi-symptom lookup (``level`` given) marks each document
+        with the aspect it answers and that aspect's own level."""
+        multi = level is not None
+        head_pick, rest_picks = picks[0], picks[1:]
+        head = head_pick.judged
         primary_doc = self.catalog.by_path(head.doc.path)
         assert primary_doc is not None  # _l1 keeps catalogued documents only
         content, cut = doc_content(head.doc, self.cfg.primary_chars, chunks=3)
@@ -383,36 +414,34 @@ class _Run:
         primary = {"content": content, "source": primary_doc.file_path, "matchType": "L1_HYBRID"}
         if self.art["l1_error"]:
             primary["matchType"] = "L0_SUMMARY"
+        if multi:
+            primary |= aspect_fields(head_pick)
         supplement = []
-        for j in rest:
+        for pick in rest_picks:
+            j = pick.judged
             doc = self.catalog.by_path(j.doc.path)
             if doc is None:
                 continue
             text, cut = doc_content(j.doc, self.cfg.supplement_chars, chunks=1)
             self.truncated |= cut
             self._serve(doc)
-            supplement.append(
-                {
-                    "content": text
-                    or self.svc.summary_for(doc, self.query)[: self.cfg.supplement_chars],
-                    "source": doc.file_path,
-                    "breadcrumb": (
-                        j.doc.chunks[0].fields.get("breadcrumb") if j.doc.chunks else doc.title
-                    ),
-                }
-            )
+            item = {
+                "content": text
+                or self.svc.summary_for(doc, self.query)[: self.cfg.supplement_chars],
+                "source": doc.file_path,
+                "breadcrumb": (
+                    j.doc.chunks[0].fields.get("breadcrumb") if j.doc.chunks else doc.title
+                ),
+            }
+            supplement.append(item | aspect_fields(pick) if multi else item)
         note = f" 注意：{self.art['l1_error']}，仅返回关键词结果。" if self.art["l1_error"] else ""
         msg = f"混合检索（dense + BM25 + 关键词）返回 {1 + len(supplement)} 篇文档，主结果《{primary_doc.title}》。{note}"
+        if multi:
+            msg += " " + aspects_message(picks, unanswered or [], self._title)
         return self._finish(
             found=True,
-            level=head.level,
+            level=level or head.level,
             primary=primary,
             supplement=supplement,
             message=msg.strip(),
         )
-
-
-def _without(text: str, parts: list[str]) -> str:
-    for part in parts:
-        text = text.replace(part, " ")
-    return text

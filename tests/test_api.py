@@ -140,6 +140,39 @@ async def test_knowledge_lookup_stats_and_import_job(client) -> None:  # noqa: A
     }
 
 
+async def test_knowledge_lookup_takes_a_firing_alert(client) -> None:  # noqa: ANN001
+    alert = {
+        "labels": {
+            "alertname": "OrdersDbPoolExhausted",
+            "namespace": "orders",
+            "pod": "orders-api-7c9f8d6b5-x2kqv",
+            "instance": "10.4.2.17:8080",
+        },
+        "annotations": {
+            "description": "HikariPool-1 - Connection is not available, request timed out after "
+            "30000ms on orders/orders-api-7c9f8d6b5-x2kqv (10.4.2.17:8080)"
+        },
+    }
+    r = await client.post("/api/knowledge/lookup", json={"alert": alert})
+    body = r.json()
+    assert r.status_code == 200, body
+    assert body["result"]["found"]
+    assert body["result"]["primary"]["source"] == "infrastructure/mysql-connection-pool.md"
+    scores = body["scores"]
+    assert scores["alert"]["alertname"] == "OrdersDbPoolExhausted"
+    assert "orders-api-7c9f8d6b5-x2kqv" not in scores["queryText"]  # a label value: context
+    assert "orders/orders-api-7c9f8d6b5-x2kqv" in scores["contextValues"]
+
+    bad = await client.post("/api/knowledge/lookup", json={"alert": {"labels": {"pod": "x"}}})
+    assert "alertname" in _err(bad, 422, "invalid_request")["message"]
+    bad = await client.post(
+        "/api/knowledge/lookup", json={"alert": {"alertname": "A", "labels": {"n": ["x"]}}}
+    )
+    assert "labels" in _err(bad, 422, "invalid_request")["message"]
+    empty = await client.post("/api/knowledge/lookup", json={"query": "  "})
+    assert "query" in _err(empty, 422, "invalid_request")["message"]
+
+
 async def test_documents_lifecycle(client) -> None:  # noqa: ANN001
     files = {"file": ("../../etc/kafka-lag.md", RUNBOOK, "text/markdown")}
     r = await client.post("/api/documents/upload", files=files, data={"category": "ops"})

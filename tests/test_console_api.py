@@ -103,7 +103,9 @@ async def test_lookup_overrides_apply_to_that_request_only(client) -> None:  # n
     assert base["settings"]["overridden"] == []
     assert base["settings"]["judge"] == "calibrated" and base["settings"]["topK"] == 4
     shown = [s for s in base["scores"]["l1Scores"] if s["valid"]]
-    assert len({s["source"] for s in shown}) > 1  # primary and supplements
+    # the primary; supplements only with evidence of their own (on the six fixture runbooks the
+    # judge finds none for this question)
+    assert base["result"]["primary"]["source"] in {s["source"] for s in shown}
 
     one = (await client.post("/api/knowledge/lookup", json={"query": QUERY, "topK": 1})).json()
     assert {s["source"] for s in one["scores"]["l1Scores"] if s["valid"]} == {

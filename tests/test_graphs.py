@@ -141,6 +141,33 @@ async def test_aiops_report_has_every_section_and_only_evidence(services) -> Non
     assert {"api", "infrastructure"} <= set(out["retrieved"])
 
 
+async def test_aiops_looks_up_each_alert_with_its_payload(services) -> None:
+    out = await run(services, "分析当前告警", flow="AI_OPS")
+    calls = [
+        tc
+        for m in out["scratch"]
+        if isinstance(m, AIMessage)
+        for tc in m.tool_calls
+        if tc["name"] == "lookup_knowledge"
+    ]
+    named = {tc["args"]["alert"]["alertname"]: tc["args"]["alert"] for tc in calls}
+    assert {"PaymentGatewayTimeoutRateHigh", "HikariPoolPendingThreadsHigh"} <= set(named)
+    assert named["HikariPoolPendingThreadsHigh"]["labels"]["pool"] == "HikariPool-1"
+    results = [
+        m.artifact
+        for m in out["scratch"]
+        if isinstance(m, ToolMessage) and m.name == "lookup_knowledge"
+    ]
+    hikari = [
+        a for a in results if (a.get("alert") or {}).get("alertname", "").startswith("Hikari")
+    ]
+    assert hikari and all(a["alert"]["labels"]["pool"] == "HikariPool-1" for a in hikari)
+    assert "order-service" in hikari[0]["context_values"]  # a label value: context, not evidence
+    # a retry carries the alert too; whether it finds the runbook depends on the model the judge
+    # was fitted for (tests/test_lookup_honesty.py, on multilingual-e5)
+    assert all(a["query_text"].startswith("HikariPoolPendingThreadsHigh") for a in hikari)
+
+
 async def test_memory_is_per_run_and_isolated_between_concurrent_sessions(services) -> None:
     thread = uuid.uuid4().hex
     first = await run(services, "ERR_TIMEOUT 是什么", thread=thread)

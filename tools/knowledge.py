@@ -13,11 +13,12 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
+from retrieval.alert_input import AlertError, AlertInput
 from retrieval.knowledge import KnowledgeBase
 from retrieval.lookup import LookupConfig
 from retrieval.memory import SessionMemory
@@ -26,8 +27,19 @@ DESCRIPTION = (
     "Search the SRE knowledge base (runbooks) for a question or keywords. Returns found, primary "
     "content with its source file, supplements, relevanceLevel (PRECISE / HIGHLY_RELEVANT / "
     "REFERENCE / NONE), completenessHint, retrievedDomainsThisSession and a message. Documents "
-    "already returned in this session are not returned again."
+    "already returned in this session are not returned again. When analysing a firing alert, pass "
+    "it as `alert` ({alertname, labels, annotations}): its name is matched exactly and its label "
+    "values are read as context. A question with several symptoms is searched per symptom; each "
+    "document then says which `aspect` it answers and its own relevanceLevel."
 )
+
+
+class AlertArg(TypedDict, total=False):
+    """A firing alert: ``alertname`` (or ``labels.alertname``), ``labels``, ``annotations``."""
+
+    alertname: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
 
 
 @runtime_checkable
@@ -83,14 +95,22 @@ def tool_message(
 def make_lookup_tool(kb: KnowledgeBase, *, messages_key: str) -> BaseTool:
     @tool("lookup_knowledge", description=DESCRIPTION)
     async def lookup_knowledge(
-        query: str, runtime: ToolRuntime[LookupKnobs, LookupMemoryState]
+        runtime: ToolRuntime[LookupKnobs, LookupMemoryState],
+        query: str = "",
+        alert: AlertArg | None = None,
     ) -> Command:
+        try:
+            parsed = AlertInput.parse(alert) if alert else None
+        except AlertError as exc:  # the model reads the problem and can call again
+            raise ToolException(str(exc)) from None
+        if not query.strip() and parsed is None:
+            raise ToolException("give a query (the question or keywords) or an alert to look up")
         state = runtime.state or {}
         before = int(state.get("lookup_count") or 0)
         memory = SessionMemory.of(state.get("retrieved"), before)
         knobs = runtime.context if isinstance(runtime.context, LookupKnobs) else None
         config = run_config(kb.lookup_service.config, knobs)
-        outcome = await kb.alookup(query, memory, config=config)
+        outcome = await kb.alookup(query, memory, config=config, alert=parsed)
         msg = tool_message(outcome.payload, runtime, "lookup_knowledge", outcome.artifact)
         return Command(
             update={

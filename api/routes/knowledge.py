@@ -17,6 +17,7 @@ from api.errors import ApiError, responses
 from api.jobs import JobRegistry
 from api.schemas import DomainOut, JobOut, LookupRequest, camelize
 from retrieval import overrides
+from retrieval.alert_input import AlertInput
 
 router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
 ERRORS = responses(401, 403, 404, 409, 415, 422, 503)
@@ -88,7 +89,7 @@ async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
     """Hit testing: one lookup with a fresh session memory, showing what the model would see and
     every raw score (L0 matches, dense / BM25 / RRF per hit). The optional fields override the
     server's retrieval settings for this request only; ``settings`` says what it ran with."""
-    wanted = overrides.LookupOverrides(**body.model_dump(exclude={"query"}))
+    wanted = overrides.LookupOverrides(**body.model_dump(exclude={"query", "alert"}))
     config = overrides.apply(services.kb.lookup_service.config, wanted)
     if config.thresholds.reference > config.thresholds.highly_relevant:
         raise ApiError(
@@ -98,7 +99,8 @@ async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
             f"highlyRelevantThreshold ({config.thresholds.highly_relevant}); lower the first or "
             "raise the second",
         )
-    outcome = await services.kb.alookup(body.query, config=config)
+    alert = AlertInput.parse(body.alert.model_dump()) if body.alert else None
+    outcome = await services.kb.alookup(body.query, config=config, alert=alert)
     settings = camelize(overrides.effective(config, wanted))
     settings["overridden"] = [to_camel(name) for name in settings["overridden"]]
     return {"result": outcome.payload, "scores": camelize(outcome.artifact), "settings": settings}

@@ -71,6 +71,13 @@ def _query_for(task: str, spec: dict[str, Any]) -> str:
     return " ".join(terms(text)) or text
 
 
+def _lookup_args(query: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """``lookup_knowledge``'s arguments: the query, and the alert a step analyses when it has one."""
+    if isinstance(spec.get("firing_alert"), dict):
+        return {"query": query, "alert": spec["firing_alert"]}
+    return {"query": query}
+
+
 def _service_for(task: str, spec: dict[str, Any]) -> str:
     if spec.get("service"):
         return str(spec["service"])
@@ -96,7 +103,7 @@ def _first_round(
     if "lookup_knowledge" in tools and (
         "lookup_knowledge" in wanted or (not wanted and not only_meta)
     ):
-        calls.append(_call("lookup_knowledge", {"query": _query_for(task, spec)}, salt))
+        calls.append(_call("lookup_knowledge", _lookup_args(_query_for(task, spec), spec), salt))
     service = _service_for(task, spec)
     if (
         "query_logs" in tools
@@ -141,7 +148,8 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
             alt = _retry_query(str(lookups[0].args.get("query", "")))
             if alt:
                 return AIMessage(
-                    content="", tool_calls=[_call("lookup_knowledge", {"query": alt}, salt, 2)]
+                    content="",
+                    tool_calls=[_call("lookup_knowledge", _lookup_args(alt, spec), salt, 2)],
                 )
     question = spec.get("question") or _strip_json(asked)
     return AIMessage(

@@ -1,0 +1,117 @@
+"""Salient entities of a query, what a document never mentions, and the judge's entity rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.calibration import OTHER_TECHNOLOGY, SIBLING_ALERT, capped
+from retrieval.entities import is_alert_name, missing_in, query_entities, technologies_in
+from retrieval.relevance import RelevanceLevel, level_for
+from retrieval.terms import document_terms
+
+
+@pytest.mark.parametrize(
+    ("text", "techs"),
+    [
+        ("MongoDB replica set election keeps happening", {"mongodb"}),
+        ("mongod primary stepped down", {"mongodb"}),
+        ("Elasticsearch cluster health is red", {"elasticsearch"}),
+        ("ES 集群状态 red 了", {"elasticsearch"}),
+        ("日志写不进 es 了", set()),  # lower-case "es" is a word, not the product
+        ("PG 主从延迟", {"postgresql"}),
+        ("KafkaConsumerLagHigh on order-events", {"kafka"}),
+        ("达梦数据库连接数满了", {"dameng"}),
+        ("Redis 内存快满了，订单服务又报连接超时", {"redis"}),
+        ("Java 服务连接池超时", set()),  # runtimes are not technologies here
+        ("kubernetes pod pending", set()),  # nor is the platform
+    ],
+)
+def test_technologies(text: str, techs: set[str]) -> None:
+    assert technologies_in(text) == techs
+
+
+@pytest.mark.parametrize(
+    ("word", "alert"),
+    [
+        ("KubePodCrashLooping", True),
+        ("TargetDown", True),
+        ("KubeAPIDown", True),
+        ("CPUThrottlingHigh", True),
+        ("OOMKilled", False),  # a reason
+        ("CrashLoopBackOff", False),
+        ("StatefulSet", False),  # a kind
+        ("RabbitMQ", False),  # a product
+        ("HikariCP", False),
+        ("Watchdog", False),  # one word: only a structured alertname says so
+    ],
+)
+def test_alert_names(word: str, alert: bool) -> None:
+    assert is_alert_name(word) is alert
+
+
+def test_a_document_without_the_product_or_the_alert() -> None:
+    kafka = frozenset(document_terms("Kafka broker leader election; controller failover steps"))
+    q = query_entities("MongoDB replica set election keeps happening")
+    assert missing_in(q, kafka, "Kafka Broker Offline").other_technology
+
+    sibling = query_entities("EtcdInsufficientMembers fired")
+    doc = frozenset(document_terms("EtcdMembersDown: one or more etcd members are down"))
+    m = missing_in(sibling, doc, "EtcdMembersDown etcd members down")
+    assert m.sibling_alert and not m.other_technology
+
+    own = query_entities("", "EtcdMembersDown")
+    assert not missing_in(own, doc, "EtcdMembersDown").sibling_alert
+
+
+def test_a_product_is_found_in_the_documents_name_and_its_family() -> None:
+    q = query_entities("OpenSearch cluster is red")
+    es = frozenset(document_terms("cluster health red, unassigned shards"))
+    assert not missing_in(q, es, "ElasticsearchClusterRed Elasticsearch cluster red").technologies
+    assert query_entities("StatefulSet stuck").kinds == frozenset({"statefulset"})
+
+
+def test_rules_cap_the_level() -> None:
+    x = {"tech_missing": 1.0, "alert_missing": 0.0}
+    conf, rule = capped(0.93, x, 0.75, 0.5)
+    assert rule == OTHER_TECHNOLOGY and level_for(conf) is RelevanceLevel.NONE
+
+    conf, rule = capped(0.93, {"alert_missing": 1.0}, 0.75, 0.5)
+    assert rule == SIBLING_ALERT and level_for(conf) is RelevanceLevel.REFERENCE
+
+    conf, rule = capped(0.93, {"tech_missing": 0.5, "alert_missing": 0.5}, 0.75, 0.5)
+    assert rule is None and conf == 0.93  # one of two products mentioned: the model decides
+    assert capped(0.3, x, 0.75, 0.5) == (0.3, None)  # already below: nothing to cap
+
+
+def _l0_only(*docs):  # noqa: ANN001, ANN202
+    from retrieval.catalog import DocumentCatalog
+    from retrieval.lookup import LookupService
+
+    catalog = DocumentCatalog()
+    catalog.replace_all(docs)
+    return LookupService(catalog, None)  # no vector store: L0 alone answers
+
+
+def test_a_keyword_hit_on_a_sibling_alerts_runbook_is_not_precise() -> None:
+    from retrieval.alert_input import AlertInput
+    from retrieval.catalog import DocInfo
+
+    body = "KubeHpaMaxedOut: the HPA runs at its maximum replicas; raise maxReplicas"
+    hpa = DocInfo(
+        "d1",
+        "kubernetes/hpa-not-scaling.md",
+        "HPA not scaling",
+        "kubernetes",
+        keywords=("HPA", "KubeHpaMaxedOut"),
+        terms=frozenset(document_terms(body)),
+    )
+    svc = _l0_only(hpa)
+    alert = AlertInput.parse(
+        {"alertname": "KubeHpaReplicasMismatch", "annotations": {"summary": "HPA replicas off"}}
+    )
+    sibling = svc.lookup("", alert=alert).payload
+    assert sibling["found"] and sibling["relevanceLevel"] == "REFERENCE"  # not PRECISE
+    own = svc.lookup("KubeHpaMaxedOut").payload
+    assert own["relevanceLevel"] == "PRECISE"
+    other = svc.lookup("MongoDB HPA scaling").payload
+    assert other["relevanceLevel"] != "PRECISE"
