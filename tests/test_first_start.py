@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -28,8 +29,10 @@ def git(work: Path, *args: str) -> str:
     return out.stdout
 
 
-def fresh_clone(tmp_path: Path) -> Path:
+def fresh_clone(tmp_path: Path, *, shipped_vectors: bool = True) -> Path:
     work = clean_checkout(tmp_path / "checkout")
+    if not shipped_vectors:  # as an operator's own base: every chunk is embedded at the start
+        shutil.rmtree(work / "knowledge_base" / ".vectors")
     git(work, "init", "-q")
     git(work, "add", "-A")
     git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone")
@@ -102,7 +105,9 @@ def follow_first_import(base: str, t0: float) -> dict:
 
 
 def test_fresh_clone_answers_at_once_and_imports_in_the_background(tmp_path: Path) -> None:
-    work = fresh_clone(tmp_path)
+    # Without the shipped vectors the import embeds every chunk, long enough to watch it run in
+    # the background; with them (the default) it ends within seconds (test_sample_vectors.py).
+    work = fresh_clone(tmp_path, shipped_vectors=False)
     runbooks = shipped_runbooks(work)
     port, log = free_port(), tmp_path / "server.log"
     base = f"http://127.0.0.1:{port}"
