@@ -68,8 +68,12 @@ class Boot:
             async with Services.start_holding_lock(
                 self.settings, ingest_if_empty=False, embeddings=self.embeddings
             ) as svc:
+                # Decided before serving: /healthz must never say "ok" between the two.
+                first = await svc.kb.needs_first_import()
+                if first:
+                    self._mark("importing")
                 self._publish(svc)
-                if await svc.kb.needs_first_import():
+                if first:
                     await self._first_import(svc)
             self._mark("ready")
         except asyncio.CancelledError:
@@ -101,7 +105,6 @@ class Boot:
         )
 
     async def _first_import(self, svc: Services) -> None:
-        self._mark("importing")
         note = svc.kb.first_import
         note.begin()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -21,6 +20,13 @@ from tests.test_serve import clean_checkout, shipped_runbooks
 pytestmark = pytest.mark.slow  # a real server importing the shipped knowledge base
 ANSWERS_WITHIN_S = 15
 NOTE = "知识库首次导入进行中"
+OWN_RUNBOOK = (
+    "---\ntitle: service-{i} 延迟升高\nkeywords: [SVC{i}_LATENCY]\n---\n# service-{i} 延迟升高\n\n"
+    + "".join(
+        f"## 第 {{i}} 类原因 {n}\n\n检查 service-{{i}} 的第 {n} 个依赖的连接数、线程池与慢调用。\n\n"
+        for n in range(12)
+    )
+)
 RUNBOOK = "---\ntitle: 磁盘满\nkeywords: [DISK_FULL_FS]\n---\n# 磁盘满\n\n清理 /var/log。\n"
 
 
@@ -29,10 +35,13 @@ def git(work: Path, *args: str) -> str:
     return out.stdout
 
 
-def fresh_clone(tmp_path: Path, *, shipped_vectors: bool = True) -> Path:
+def fresh_clone(tmp_path: Path, *, own_runbooks: int = 0) -> Path:
+    """A clone; ``own_runbooks`` adds an operator's runbooks to its base (no shipped vectors)."""
     work = clean_checkout(tmp_path / "checkout")
-    if not shipped_vectors:  # as an operator's own base: every chunk is embedded at the start
-        shutil.rmtree(work / "knowledge_base" / ".vectors")
+    for i in range(own_runbooks):
+        path = work / "knowledge_base" / "ops" / f"service-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(OWN_RUNBOOK.format(i=i), encoding="utf-8")
     git(work, "init", "-q")
     git(work, "add", "-A")
     git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone")
@@ -93,7 +102,9 @@ def follow_first_import(base: str, t0: float) -> dict:
             job = body["import"]
             seen["progress"].add(job["processed"])
             seen["embedding"] += bool(job["embedding"])
-            look = httpx.post(f"{base}/api/knowledge/lookup", json={"query": "Redis 内存满"})
+            look = httpx.post(
+                f"{base}/api/knowledge/lookup", json={"query": "Redis 内存满"}, timeout=60
+            )
             assert look.status_code == 200, look.text
             if "firstImport" in look.json()["scores"]:
                 assert look.json()["result"]["message"].startswith(NOTE)
@@ -105,9 +116,9 @@ def follow_first_import(base: str, t0: float) -> dict:
 
 
 def test_fresh_clone_answers_at_once_and_imports_in_the_background(tmp_path: Path) -> None:
-    # Without the shipped vectors the import embeds every chunk, long enough to watch it run in
-    # the background; with them (the default) it ends within seconds (test_sample_vectors.py).
-    work = fresh_clone(tmp_path, shipped_vectors=False)
+    # The shipped runbooks carry their vectors, so their import ends within seconds; a few of the
+    # operator's own (embedded at the start) make it last long enough to watch it run.
+    work = fresh_clone(tmp_path, own_runbooks=6)
     runbooks = shipped_runbooks(work)
     port, log = free_port(), tmp_path / "server.log"
     base = f"http://127.0.0.1:{port}"
