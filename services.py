@@ -29,6 +29,7 @@ from retrieval.embeddings import CachedEmbeddings
 from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
 from settings import Settings
+from graph.diagnosis.reader import runbook_reader
 from tools import build_tools
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class Services:
             tools=build_tools(kb, settings, messages_key=SCRATCH),
             knowledge_map=domains.knowledge_map,
             named_domains=_domains_named_in(kb),
+            read_runbook=runbook_reader(settings.knowledge_base_dir),
         )
         return cls(settings, db, kb, domains, deps)
 
