@@ -253,6 +253,8 @@ class Agents:
         if state["flow"] == "AI_OPS" and not view["alerts_checked"]:
             # An alert analysis always starts by listing the alerts: no model call to decide that.
             decided = Plan(steps=[Step.model_validate(aiops_step(view))])
+        elif state["flow"] == "AI_OPS" and not view["alerts"]:
+            decided = Plan(finish=True)  # nothing fires (or the listing failed): nothing to plan
         else:
             knowledge_map = await self.deps.knowledge_map()
             system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)

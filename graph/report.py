@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph.diagnosis.analysis import AlertAnalysis, ReadRunbook, analyse
-from graph.diagnosis.judge import SUPPORTED
 from graph.diagnosis.words import WORDS
 from graph.evidence import Evidence
 from graph.ledger import Entry, Ledger
@@ -89,13 +88,13 @@ def _causes(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str) -> l
     top = x.top
     shown = 0
     for j in x.ranked[:6]:
-        if shown >= 4 or (j is not top and j.score < SUPPORTED and shown >= 2):
+        if shown >= 4 or (j is not top and not j.supported and shown >= 2):
             break
         src = x.runbook_ref(ledger, j.item)
         facts = "、".join(dict.fromkeys(f.says(lang) for f in j.facts)) or w["identifiers"]
         if j is top:
             tag = w["supported"].format(facts=facts)
-        elif j.score >= SUPPORTED:
+        elif j.supported:
             tag = w["also"].format(facts=facts)
         else:
             tag = w["no_evidence"]

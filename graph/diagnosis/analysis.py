@@ -58,7 +58,7 @@ class AlertAnalysis:
 
     @property
     def top(self) -> Judged | None:
-        return self.ranked[0] if self.ranked and self.ranked[0].score >= SUPPORTED else None
+        return self.ranked[0] if self.ranked and self.ranked[0].supported else None
 
     def runbook_ref(self, ledger: Ledger, item: Item) -> Entry:
         assert self.doc is not None
@@ -140,7 +140,7 @@ def analyse(
         for doc in _docs(evs, read_runbook):
             x.consulted.append(doc.path)
             ranked = causes(doc.items, [x.facts], lang)
-            score = ranked[0].score if ranked else 0
+            score = ranked[0].score if ranked and ranked[0].supported else 0
             if best is None or score > best[0]:
                 best = (score, doc, ranked)
         if best and (best[0] >= SUPPORTED or best[1].level in STOP_LEVELS):
@@ -182,7 +182,7 @@ def _link(out: Sequence[AlertAnalysis], lang: str) -> None:
             continue
         combined = causes(b.doc.items, [b.facts] + [a.facts for a in earlier if a.facts], lang)
         own = b.ranked[0].score if b.ranked else 0
-        if combined and combined[0].cross and combined[0].score > own:
+        if combined and combined[0].supported and combined[0].cross and combined[0].score > own:
             b.ranked = combined
             for name in combined[0].cross:
                 a = next(o for o in earlier if o.name == name)

@@ -60,8 +60,24 @@ def _concentration(lines: Sequence[tuple[dict[str, Any], Entry]]) -> Fact | None
         for x, e in lines
         if not _is_error(x) and OK_WORDS.search(str(x.get("message", "")))
     ]
-    if not bad or not good:
+    if not bad:
         return None
+    if not good:  # no success to compare with: errors all on one value of a key, 2 at least
+        if len(bad) < 2:
+            return None
+        shared = [
+            (k, v) for k, v in bad[0][0]
+            if k not in ("request_id", "payment_id", "status") and all((k, v) in p for p, _ in bad)
+        ]
+        if not shared:
+            return None
+        key, value = shared[0]
+        return Fact(
+            f"every error is on {key}={value}",
+            f"错误全部集中在 {key}={value}（单一{key}）",
+            (*SINGLE_SCOPE_TERMS, value),
+            [e for _, e in bad],
+        )
     for key, value in bad[0][0]:
         if key in ("request_id", "payment_id", "status") or not all(
             (key, value) in pairs for pairs, _ in bad

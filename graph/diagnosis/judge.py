@@ -54,6 +54,11 @@ class Judged:
     cross: list[str] = field(default_factory=list)  # other alerts whose evidence supports it
     in_text: int = 0  # signals named in the item's own text (not only its heading)
 
+    @property
+    def supported(self) -> bool:
+        """Enough for a cause: the score, with the evidence named in the item itself."""
+        return self.score >= SUPPORTED and self.in_text > 0 and not self.ruled_out
+
 
 def _has(text: str, terms: Sequence[str]) -> bool:
     return any(norm(t) in text for t in terms)
@@ -112,7 +117,7 @@ def causes(items: Sequence[Item], facts: Sequence[Facts], lang: str) -> list[Jud
     to its mitigation and fix items, which then name the cause themselves)."""
     judged = [judge(i, facts, lang) for i in items if i.text and i.section_kind() != "prevent"]
     pool = [j for j in judged if j.item.section_kind() not in CAUSE_SECTIONS_EXCLUDED]
-    if not any(j.score >= SUPPORTED for j in pool):
+    if not any(j.supported for j in pool):
         pool = [j for j in judged if j.item.section_kind() in ("mitigate", "fix")]
     return sorted(pool, key=lambda j: (-j.score, j.item.order))
 
@@ -147,7 +152,7 @@ def plan(
             steps.append(step)
 
     if top.item.action:
-        add(_step(top.item, top.item.action))
+        add(_step(top.item, f"{top.item.text} → {top.item.action}"))
     if top.item.is_action():
         add(_step(top.item))
     if top.item.kind in ("para", "bullet") and top.item.section_kind() == "":
@@ -157,28 +162,28 @@ def plan(
     acting = [i for i in items if i.section_kind() in ("mitigate", "fix") and i.text]
     for i in acting:
         j = judge(i, facts, lang)
-        if j.score >= SUPPORTED and j.in_text and not j.ruled_out:
-            add(_step(i))
+        if j.supported:
+            add(_step(i, f"{i.text} → {i.action}" if i.action else ""))
     if not steps:
         for i in acting[:3]:
             if not judge(i, facts, lang).ruled_out:
-                add(_step(i))
+                add(_step(i, f"{i.text} → {i.action}" if i.action else ""))
     if steps:
         for i in [i for i in items if i.section_kind() == "followup" and i.kind == "num"][:4]:
             add(_step(i, why="afterwards"))
         check = next((i for i in items if i.section_kind() == "check" and i.code), None)
         if check:
-            first = next(
-                (c.strip() for c in check.code if c.strip() and not c.lstrip().startswith("#")), ""
-            )
-            if first:
-                steps.append(Step(check.where, [first], check, "verify"))
+            lines = [c for c in check.code if c.strip() and not c.lstrip().startswith(("#", "--"))]
+            # a command continued over lines (``\``) or after a variable it sets is shown whole
+            end = next((n for n, c in enumerate(lines) if not re.search(r"\\$|^\w+=\S*$", c)), 0)
+            if lines:
+                steps.append(Step(check.where, lines[: end + 2][:4], check, "verify"))
     return steps
 
 
 def confidence(ranked: Sequence[Judged]) -> str:
     """high / medium / low, from the best score and its lead over the next candidate."""
-    if not ranked or ranked[0].score < SUPPORTED:
+    if not ranked or not ranked[0].supported:
         return "low"
     lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0)
     if ranked[0].score >= 5 and lead >= 2:

@@ -74,7 +74,9 @@ class Item:
             return m.group(1).strip("：: ")
         head = re.split(r"[：:]", self.text, maxsplit=1)[0]
         text = head if 2 <= len(head) <= 40 else self.text
-        return text if len(text) <= 60 else text[:57].rstrip() + "…"
+        if len(text) <= 60:
+            return text
+        return text[:57].replace("`", "").replace("**", "").rstrip() + "…"  # no mark left open
 
     def is_action(self) -> bool:
         return self.kind != "row" and bool(ACTION_WORDS.search(self.text))
