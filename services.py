@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.deps import AgentDeps
+from graph.diagnosis.reader import runbook_reader
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
 from graph.prompts import load_prompts
@@ -29,7 +30,6 @@ from retrieval.embeddings import CachedEmbeddings
 from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
 from settings import Settings
-from graph.diagnosis.reader import runbook_reader
 from tools import build_tools
 
 log = logging.getLogger(__name__)

@@ -83,12 +83,14 @@ def _chain(alerts: Sequence[AlertAnalysis], w: dict[str, str]) -> list[str]:
 
 
 def _causes(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str) -> list[str]:
-    out = [f"- **{w['candidates']}**（{x.doc.path}）：" if lang == "zh" else
-           f"- **{w['candidates']}** ({x.doc.path}):"]  # type: ignore[union-attr]
+    out = [
+        f"- **{w['candidates']}**（{x.doc.path}）："
+        if lang == "zh"
+        else f"- **{w['candidates']}** ({x.doc.path}):"
+    ]  # type: ignore[union-attr]
     top = x.top
-    shown = 0
-    for j in x.ranked[:6]:
-        if shown >= 4 or (j is not top and not j.supported and shown >= 2):
+    for shown, j in enumerate(x.ranked[:4]):
+        if j is not top and not j.supported and shown >= 2:
             break
         src = x.runbook_ref(ledger, j.item)
         facts = "、".join(dict.fromkeys(f.says(lang) for f in j.facts)) or w["identifiers"]
@@ -99,20 +101,27 @@ def _causes(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str) -> l
         else:
             tag = w["no_evidence"]
         out.append(f"  - {j.item.label} {src.cite()} — {tag} {_cite(j.refs[:4])}".rstrip())
-        shown += 1
     for j in x.excluded[:3]:
         src = x.runbook_ref(ledger, j.item)
-        out.append(f"  - {j.item.label} {src.cite()} — {w['ruled_out']}：{j.ruled_out} {_cite(j.refs[:2])}")
+        out.append(
+            f"  - {j.item.label} {src.cite()} — {w['ruled_out']}：{j.ruled_out} {_cite(j.refs[:2])}"
+        )
     return out
 
 
-def _analysis(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str, missing: list[str]) -> list[str]:
+def _analysis(
+    x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str, missing: list[str]
+) -> list[str]:
     a = x.alert
     out = ["", w["analysis_h"].format(i=x.index, name=x.name), ""]
-    out.append(f"- **{w['symptom']}**：{a.get('description') or a.get('summary', '')} {x.ref.cite()}")
+    out.append(
+        f"- **{w['symptom']}**：{a.get('description') or a.get('summary', '')} {x.ref.cite()}"
+    )
     if x.lines:
         out.append(f"- **{w['logs']}**：")
-        out += [f"  - `{e.ts}` {line.get('level', '')} {e.text} {e.cite()}" for line, e in x.lines[-6:]]
+        out += [
+            f"  - `{e.ts}` {line.get('level', '')} {e.text} {e.cite()}" for line, e in x.lines[-6:]
+        ]
     else:
         missing.append(w["no_logs"].format(name=x.name, service=a.get("service", "")))
     missing += [w["failed"].format(name=x.name, what=f) for f in x.failed]
@@ -129,12 +138,14 @@ def _analysis(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str, mi
         src = x.runbook_ref(ledger, top.item)
         because = "、".join(dict.fromkeys(f.says(lang) for f in top.facts)) or w["identifiers"]
         out.append(
-            f"- **{w['verdict']}**：" + w["cause"].format(cause=top.item.label, where=top.item.where,
-                                                        because=because)
+            f"- **{w['verdict']}**："
+            + w["cause"].format(cause=top.item.label, where=top.item.where, because=because)
             + f" {src.cite()}{_cite(top.refs[:4])}"
         )
         if x.upstream:
-            out.append(f"- **{w['upstream_h']}**：" + w["upstream"].format(up="、".join(x.upstream)))
+            out.append(
+                f"- **{w['upstream_h']}**：" + w["upstream"].format(up="、".join(x.upstream))
+            )
     else:
         out.append(f"- **{w['verdict']}**：{w['undecided']}")
         missing.append(w["undecided_missing"].format(name=x.name))
@@ -142,7 +153,9 @@ def _analysis(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str, mi
     return out
 
 
-def _plan(x: AlertAnalysis, alerts: Sequence[AlertAnalysis], ledger: Ledger, w: dict[str, str]) -> list[str]:
+def _plan(
+    x: AlertAnalysis, alerts: Sequence[AlertAnalysis], ledger: Ledger, w: dict[str, str]
+) -> list[str]:
     out = ["", w["plan_h"].format(i=x.index, name=x.name), ""]
     if x.noise:
         return [*out, w["noise_plan"]]
@@ -156,7 +169,9 @@ def _plan(x: AlertAnalysis, alerts: Sequence[AlertAnalysis], ledger: Ledger, w: 
     for step in x.steps:
         n += 1
         src = x.runbook_ref(ledger, step.item)
-        lead = w["verify"] if step.why == "verify" else w["after"] if step.why == "afterwards" else ""
+        lead = (
+            w["verify"] if step.why == "verify" else w["after"] if step.why == "afterwards" else ""
+        )
         out.append(f"{n}. {lead}{step.text} {src.cite()}")
         if step.code:
             out += ["", "   ```", *[f"   {c.strip()}" for c in step.code], "   ```", ""]
@@ -167,8 +182,9 @@ def _plan(x: AlertAnalysis, alerts: Sequence[AlertAnalysis], ledger: Ledger, w: 
 
 def _conclusion(alerts: Sequence[AlertAnalysis], w: dict[str, str], stop_reason: str | None) -> str:
     analysed = [x for x in alerts if x.analysed]
-    text = w["summary"].format(n=len(alerts), a=len(analysed),
-                               r=sum(1 for x in analysed if x.doc is not None))
+    text = w["summary"].format(
+        n=len(alerts), a=len(analysed), r=sum(1 for x in analysed if x.doc is not None)
+    )
     if stop_reason:
         text += " " + w["stopped"].format(why=stop_reason)
     roots = [x for x in analysed if not x.upstream and not x.noise and x.top]
@@ -197,8 +213,9 @@ def build_report(
     lang = lang or report_language(alerts, note)
     w = WORDS[lang]
     ledger = Ledger()
-    analysed = analyse(alerts, evidence_by_alert, ledger, lang, alerts_call=alerts_call,
-                       read_runbook=read_runbook)
+    analysed = analyse(
+        alerts, evidence_by_alert, ledger, lang, alerts_call=alerts_call, read_runbook=read_runbook
+    )
     out = [w["title"], "", w["alerts_h"], "", *_alert_table(analysed, w)]
     missing = [] if alerts else [w["none_listed"]]
     if timeline := _timeline(analysed, w):

@@ -20,7 +20,9 @@ from graph.ledger import Entry, Ledger
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
 NON_PROD = re.compile(r"^(staging|stage|test|testing|dev|sandbox|qa|preview)\b", re.I)
-SELF_HEALING = re.compile(r"scheduled for renewal|auto(matic(ally)?)? ?renew|将.*自动续期|自动", re.I)
+SELF_HEALING = re.compile(
+    r"scheduled for renewal|auto(matic(ally)?)? ?renew|将.*自动续期|自动", re.I
+)
 
 ReadRunbook = Callable[[str], str | None]
 
@@ -63,8 +65,13 @@ class AlertAnalysis:
     def runbook_ref(self, ledger: Ledger, item: Item) -> Entry:
         assert self.doc is not None
         return ledger.add(
-            "runbook", item.label, source=self.doc.path, section=item.where,
-            call_id=self.doc.call_id, tool="lookup_knowledge", alert=self.name,
+            "runbook",
+            item.label,
+            source=self.doc.path,
+            section=item.where,
+            call_id=self.doc.call_id,
+            tool="lookup_knowledge",
+            alert=self.name,
         )
 
 
@@ -92,12 +99,20 @@ def _noise(a: AlertAnalysis, others: Sequence[AlertAnalysis]) -> str:
     if a.facts is None or a.facts.errors or not any(o.facts and o.facts.errors for o in others):
         return ""
     labels = a.alert.get("labels") or {}
-    env = next((str(v) for k, v in labels.items() if k in ("namespace", "env", "environment")
-                and NON_PROD.match(str(v))), "")
+    env = next(
+        (
+            str(v)
+            for k, v in labels.items()
+            if k in ("namespace", "env", "environment") and NON_PROD.match(str(v))
+        ),
+        "",
+    )
     heal = next((e for x, e in a.lines if SELF_HEALING.search(str(x.get("message", "")))), None)
     if not env and heal is None and not SELF_HEALING.search(_alert_text(a.alert)):
         return ""
-    return " ".join(p for p in (f"env={env}" if env else "", heal.id if heal else "") if p) or "self"
+    return (
+        " ".join(p for p in (f"env={env}" if env else "", heal.id if heal else "") if p) or "self"
+    )
 
 
 def analyse(
@@ -114,9 +129,13 @@ def analyse(
         name = str(a.get("alertname", ""))
         value = f"value={a.get('value', '-')}; " if a.get("value") not in (None, "") else ""
         ref = ledger.add(
-            "alert", f"{name} {a.get('severity', '')} {value}{_alert_text(a)}".strip(),
-            call_id=alerts_call, tool="query_prometheus_alerts", source=str(a.get("service", "")),
-            ts=str(a.get("activeAt") or ""), alert=name,
+            "alert",
+            f"{name} {a.get('severity', '')} {value}{_alert_text(a)}".strip(),
+            call_id=alerts_call,
+            tool="query_prometheus_alerts",
+            source=str(a.get("service", "")),
+            ts=str(a.get("activeAt") or ""),
+            alert=name,
         )
         x = AlertAnalysis(i, a, ref)
         evs = evidence_by_alert.get(name)
@@ -128,9 +147,13 @@ def analyse(
             if ev.tool == "query_logs" and ev.ok:
                 for line in ev.data.get("lines", []):
                     e = ledger.add(
-                        "log", str(line.get("message", "")), call_id=ev.call_id, tool="query_logs",
+                        "log",
+                        str(line.get("message", "")),
+                        call_id=ev.call_id,
+                        tool="query_logs",
                         source=str(line.get("service", ev.args.get("service", ""))),
-                        ts=str(line.get("ts", "")), alert=name,
+                        ts=str(line.get("ts", "")),
+                        alert=name,
                     )
                     x.lines.append((line, e))
             elif not ev.ok:
@@ -174,8 +197,11 @@ def _link(out: Sequence[AlertAnalysis], lang: str) -> None:
         if b.doc is None or b.facts is None or b.noise:
             continue
         earlier = [
-            a for a in out
-            if a is not b and a.facts and not a.noise
+            a
+            for a in out
+            if a is not b
+            and a.facts
+            and not a.noise
             and str(a.alert.get("activeAt") or "") <= str(b.alert.get("activeAt") or "")
         ]
         if not earlier:

@@ -14,7 +14,9 @@ from typing import Any
 from graph.diagnosis.lexicon import SIGNALS, SINGLE_SCOPE_TERMS
 from graph.ledger import Entry
 
-IDENT = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]+)")
+IDENT = re.compile(
+    r"(?<![\w./-])([A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]+)"
+)
 KV = re.compile(r"([A-Za-z][\w.]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)\b")
 PAIR = re.compile(r"\b([a-z_]+)=([\w.-]+)")
 ERROR_LEVELS = {"ERROR", "WARN", "WARNING", "FATAL", "CRITICAL"}
@@ -66,7 +68,8 @@ def _concentration(lines: Sequence[tuple[dict[str, Any], Entry]]) -> Fact | None
         if len(bad) < 2:
             return None
         shared = [
-            (k, v) for k, v in bad[0][0]
+            (k, v)
+            for k, v in bad[0][0]
             if k not in ("request_id", "payment_id", "status") and all((k, v) in p for p, _ in bad)
         ]
         if not shared:

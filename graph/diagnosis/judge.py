@@ -30,9 +30,18 @@ SUPPORTED = 2
 MAX_STEPS = 7
 CAUSE_SECTIONS_EXCLUDED = {"prevent", "caution", "followup", "mitigate", "fix"}
 OPS = {
-    ">": operator.gt, "大于": operator.gt, "超过": operator.gt, "高于": operator.gt,
-    ">=": operator.ge, "<": operator.lt, "小于": operator.lt, "低于": operator.lt,
-    "<=": operator.le, "=": operator.eq, "==": operator.eq, "等于": operator.eq,
+    ">": operator.gt,
+    "大于": operator.gt,
+    "超过": operator.gt,
+    "高于": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "小于": operator.lt,
+    "低于": operator.lt,
+    "<=": operator.le,
+    "=": operator.eq,
+    "==": operator.eq,
+    "等于": operator.eq,
 }
 THRESHOLD = re.compile(
     r"`?([A-Za-z][\w.]*)`?\s*(?:[\u4e00-\u9fff]{0,3})\s*(>=|<=|==|>|<|=|大于|超过|高于|小于|低于|等于)\s*"
@@ -139,9 +148,7 @@ def _step(item: Item, text: str = "", why: str = "") -> Step:
     return Step(text or item.text, code, item, why)
 
 
-def plan(
-    items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str
-) -> list[Step]:
+def plan(items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str) -> list[Step]:
     """The runbook's actions for the supported cause ``top``, as an ordered plan."""
     steps: list[Step] = []
     seen: set[int] = set()

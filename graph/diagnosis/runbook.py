@@ -25,7 +25,8 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "fix",
         re.compile(
-            r"根治|根因修复|修复|解决|处理大|治理|拆分|安全删除|长期优化|\bfix|remediat|resolv", re.I
+            r"根治|根因修复|修复|解决|处理大|治理|拆分|安全删除|长期优化|\bfix|remediat|resolv",
+            re.I,
         ),
     ),
     ("check", re.compile(r"第一步|step 1\b|确认|判断|看.*分布|read the", re.I)),
@@ -84,7 +85,9 @@ class Item:
 
 def _split_paragraph(text: str) -> list[str]:
     """A paragraph that lists things ("Typical causes: a; b; c.") as one item per clause."""
-    parts = [p.strip() for p in re.split(r"(?<=[;；])\s*|(?<=[.。!])\s+(?=[A-Z\u4e00-\u9fff])", text)]
+    parts = [
+        p.strip() for p in re.split(r"(?<=[;；])\s*|(?<=[.。!])\s+(?=[A-Z\u4e00-\u9fff])", text)
+    ]
     return [p for p in parts if len(p) > 3]
 
 
