@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.diagnosis.facts import Facts, gather
+from graph.diagnosis.lexicon import SINGLE_SCOPE_TERMS
 from graph.diagnosis.judge import SUPPORTED, Judged, Step, causes, confidence, plan, ruled_out
 from graph.diagnosis.runbook import Item, parse
 from graph.evidence import Evidence
@@ -190,6 +191,19 @@ def _mentions(x: AlertAnalysis, other: AlertAnalysis) -> list[Entry]:
     return [e for line, e in x.lines if service in str(line.get("message", ""))]
 
 
+def _can_explain(a: AlertAnalysis, b: AlertAnalysis) -> bool:
+    """False when B's errors sit on one value (one channel) that A's evidence never names: a
+    shared upstream such as A would fail every channel, not one."""
+    assert b.facts is not None
+    for f in b.facts.signals:
+        if f.terms[: len(SINGLE_SCOPE_TERMS)] == SINGLE_SCOPE_TERMS:
+            value = f.terms[-1]
+            seen = [_alert_text(a.alert), *(str(x.get("message", "")) for x, _ in a.lines)]
+            if not any(value in t for t in seen):
+                return False
+    return True
+
+
 def _link(out: Sequence[AlertAnalysis], lang: str) -> None:
     """A → B when A fired no later than B and A's evidence explains B better than B's own does
     (B's runbook names what A shows), or B's logs call A's service."""
@@ -203,6 +217,7 @@ def _link(out: Sequence[AlertAnalysis], lang: str) -> None:
             and a.facts
             and not a.noise
             and str(a.alert.get("activeAt") or "") <= str(b.alert.get("activeAt") or "")
+            and _can_explain(a, b)
         ]
         if not earlier:
             continue
