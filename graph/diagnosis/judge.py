@@ -28,7 +28,7 @@ from graph.ledger import Entry
 
 SUPPORTED = 2
 MAX_STEPS = 7
-CAUSE_SECTIONS_EXCLUDED = {"prevent", "caution", "followup", "mitigate", "fix"}
+CAUSE_SECTIONS_EXCLUDED = {"prevent", "caution", "followup", "mitigate", "fix", "symptom"}
 OPS = {
     ">": operator.gt,
     "大于": operator.gt,
@@ -125,7 +125,12 @@ def causes(items: Sequence[Item], facts: Sequence[Facts], lang: str) -> list[Jud
     """The cause candidates, best supported first (a runbook without a cause section falls back
     to its mitigation and fix items, which then name the cause themselves)."""
     judged = [judge(i, facts, lang) for i in items if i.text and i.section_kind() != "prevent"]
-    pool = [j for j in judged if j.item.section_kind() not in CAUSE_SECTIONS_EXCLUDED]
+    # the overview before the first section and the symptom list describe, they name no cause
+    pool = [
+        j
+        for j in judged
+        if j.item.section and j.item.section_kind() not in CAUSE_SECTIONS_EXCLUDED
+    ]
     if not any(j.supported for j in pool):
         pool = [j for j in judged if j.item.section_kind() in ("mitigate", "fix")]
     return sorted(pool, key=lambda j: (-j.score, j.item.order))

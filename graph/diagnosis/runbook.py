@@ -29,6 +29,7 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    ("symptom", re.compile(r"^(症状|现象|表现|symptoms?)\b|^(症状|现象)", re.I)),
     ("check", re.compile(r"第一步|step 1\b|确认|判断|看.*分布|read the", re.I)),
 )
 ACTION_COLUMN = re.compile(r"处理|止血|动作|做法|action|fix|remed|mitigat", re.I)
