@@ -93,7 +93,7 @@ def _causes(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str) -> l
         if j is not top and not j.supported and shown >= 2:
             break
         src = x.runbook_ref(ledger, j.item)
-        facts = "、".join(dict.fromkeys(f.says(lang) for f in j.facts)) or w["identifiers"]
+        facts = w["and"].join(dict.fromkeys(f.says(lang) for f in j.facts)) or w["identifiers"]
         if j is top:
             tag = w["supported"].format(facts=facts)
         elif j.supported:
@@ -104,7 +104,7 @@ def _causes(x: AlertAnalysis, ledger: Ledger, w: dict[str, str], lang: str) -> l
     for j in x.excluded[:3]:
         src = x.runbook_ref(ledger, j.item)
         out.append(
-            f"  - {j.item.label} {src.cite()} — {w['ruled_out']}：{j.ruled_out} {_cite(j.refs[:2])}"
+            f"  - {j.item.label} {src.cite()} — {w['ruled_out']}{w['colon']}{j.ruled_out} {_cite(j.refs[:2])}"
         )
     return out
 
@@ -115,10 +115,10 @@ def _analysis(
     a = x.alert
     out = ["", w["analysis_h"].format(i=x.index, name=x.name), ""]
     out.append(
-        f"- **{w['symptom']}**：{a.get('description') or a.get('summary', '')} {x.ref.cite()}"
+        f"- **{w['symptom']}**{w['colon']}{a.get('description') or a.get('summary', '')} {x.ref.cite()}"
     )
     if x.lines:
-        out.append(f"- **{w['logs']}**：")
+        out.append(f"- **{w['logs']}**{w['colon']}")
         out += [
             f"  - `{e.ts}` {line.get('level', '')} {e.text} {e.cite()}" for line, e in x.lines[-6:]
         ]
@@ -126,30 +126,31 @@ def _analysis(
         missing.append(w["no_logs"].format(name=x.name, service=a.get("service", "")))
     missing += [w["failed"].format(name=x.name, what=f) for f in x.failed]
     if x.noise:
-        out.append(f"- **{w['verdict']}**：{w['noise'].format(why=x.noise)}")
+        out.append(f"- **{w['verdict']}**{w['colon']}{w['noise'].format(why=x.noise)}")
         return out
     if x.doc is None:
-        out.append(f"- **{w['verdict']}**：{w['no_runbook'].format(name=x.name)}")
+        out.append(f"- **{w['verdict']}**{w['colon']}{w['no_runbook'].format(name=x.name)}")
         missing.append(w["no_runbook"].format(name=x.name))
         return out
     out += _causes(x, ledger, w, lang)
     top = x.top
     if top:
         src = x.runbook_ref(ledger, top.item)
-        because = "、".join(dict.fromkeys(f.says(lang) for f in top.facts)) or w["identifiers"]
+        because = w["and"].join(dict.fromkeys(f.says(lang) for f in top.facts)) or w["identifiers"]
         out.append(
-            f"- **{w['verdict']}**："
+            f"- **{w['verdict']}**{w['colon']}"
             + w["cause"].format(cause=top.item.label, where=top.item.where, because=because)
             + f" {src.cite()}{_cite(top.refs[:4])}"
         )
         if x.upstream:
             out.append(
-                f"- **{w['upstream_h']}**：" + w["upstream"].format(up="、".join(x.upstream))
+                f"- **{w['upstream_h']}**{w['colon']}"
+                + w["upstream"].format(up=w["and"].join(x.upstream))
             )
     else:
-        out.append(f"- **{w['verdict']}**：{w['undecided']}")
+        out.append(f"- **{w['verdict']}**{w['colon']}{w['undecided']}")
         missing.append(w["undecided_missing"].format(name=x.name))
-    out.append(f"- **{w['confidence']}**：{w[x.confidence]}")
+    out.append(f"- **{w['confidence']}**{w['colon']}{w[x.confidence]}")
     return out
 
 
@@ -196,7 +197,7 @@ def _conclusion(alerts: Sequence[AlertAnalysis], w: dict[str, str], stop_reason:
         text += " " + w["first"].format(sev=worst.alert.get("severity", ""), name=worst.name)
     noise = [x.name for x in alerts if x.noise]
     if noise:
-        text += " " + w["noise_list"].format(names="、".join(noise))
+        text += " " + w["noise_list"].format(names=w["and"].join(noise))
     return text
 
 

@@ -67,8 +67,16 @@ REDIS = _alert(
 REDIS_LOGS = _logs(
     "call-logs-redis",
     "session-cache",
-    ("2026-11-29T01:59:12Z", "ERROR", "RedisCommandExecutionException: OOM command not allowed when used memory > 'maxmemory'."),
-    ("2026-11-29T02:01:30Z", "WARN", "big key detected: session:bulk-export:2026-11 type=hash fields=1843220 size=611MB"),
+    (
+        "2026-11-29T01:59:12Z",
+        "ERROR",
+        "RedisCommandExecutionException: OOM command not allowed when used memory > 'maxmemory'.",
+    ),
+    (
+        "2026-11-29T02:01:30Z",
+        "WARN",
+        "big key detected: session:bulk-export:2026-11 type=hash fields=1843220 size=611MB",
+    ),
     ("2026-11-29T02:02:00Z", "INFO", "mem_fragmentation_ratio=1.04"),
 )
 CERT = _alert(
@@ -82,14 +90,24 @@ CERT = _alert(
 CERT_LOGS = _logs(
     "call-logs-cert",
     "staging-ingress",
-    ("2026-11-28T08:00:05Z", "INFO", "cert-manager: certificate staging-tls scheduled for renewal at 2026-12-11T08:00:00Z"),
+    (
+        "2026-11-28T08:00:05Z",
+        "INFO",
+        "cert-manager: certificate staging-tls scheduled for renewal at 2026-12-11T08:00:00Z",
+    ),
 )
 
 
 def _redis_report() -> str:
     evidence = {
-        "RedisMemoryUsageHigh": [_lookup("call-kb-redis", "cache/redis-memory-full.md"), REDIS_LOGS],
-        "SSLCertExpiringSoon": [_lookup("call-kb-cert", "gateway/tls-certificate-expiry.md"), CERT_LOGS],
+        "RedisMemoryUsageHigh": [
+            _lookup("call-kb-redis", "cache/redis-memory-full.md"),
+            REDIS_LOGS,
+        ],
+        "SSLCertExpiringSoon": [
+            _lookup("call-kb-cert", "gateway/tls-certificate-expiry.md"),
+            CERT_LOGS,
+        ],
     }
     return build_report([REDIS, CERT], evidence, alerts_call="call-alerts", read_runbook=READ)
 
@@ -124,13 +142,26 @@ POOL = _alert(
 POOL_LOGS = _logs(
     "call-logs-pool",
     "order-service",
-    ("2026-11-29T02:08:55Z", "WARN", "HikariPool-1 - Pool stats (total=20, active=20, idle=0, waiting=31)"),
-    ("2026-11-29T02:09:32Z", "ERROR", "at OrderRepository.findPendingByUser slow query 12.4s: SELECT * FROM orders"),
+    (
+        "2026-11-29T02:08:55Z",
+        "WARN",
+        "HikariPool-1 - Pool stats (total=20, active=20, idle=0, waiting=31)",
+    ),
+    (
+        "2026-11-29T02:09:32Z",
+        "ERROR",
+        "at OrderRepository.findPendingByUser slow query 12.4s: SELECT * FROM orders",
+    ),
 )
 
 
 def test_pool_plan_is_numbered_actions_for_the_slow_query() -> None:
-    evidence = {POOL["alertname"]: [_lookup("call-kb", "infrastructure/mysql-connection-pool.md"), POOL_LOGS]}
+    evidence = {
+        POOL["alertname"]: [
+            _lookup("call-kb", "infrastructure/mysql-connection-pool.md"),
+            POOL_LOGS,
+        ]
+    }
     report = build_report([POOL], evidence, read_runbook=READ)
     plan = _section(report, "## 处理方案执行1").strip().splitlines()
     # before: it opened with the explanatory paragraph "HikariCP 维护一组到 MySQL 的长连接…"
@@ -156,29 +187,59 @@ def test_every_claim_cites_a_ledger_entry_with_its_source() -> None:
 
 def _chain_inputs(gateway_log: str) -> tuple[list[dict], dict[str, list[Evidence]]]:
     slow = _alert(
-        "MySQLSlowQueries", "mysql-orders", "slow queries rising on mysql-orders",
-        "rate(mysql_global_status_slow_queries[5m]) = 3.2/s", "2026-11-29T02:08:40Z",
+        "MySQLSlowQueries",
+        "mysql-orders",
+        "slow queries rising on mysql-orders",
+        "rate(mysql_global_status_slow_queries[5m]) = 3.2/s",
+        "2026-11-29T02:08:40Z",
     )
-    pool = {**POOL, "summary": "order-service pool has waiting threads",
-            "description": "hikaricp_connections_pending > 20 for 10m"}
+    pool = {
+        **POOL,
+        "summary": "order-service pool has waiting threads",
+        "description": "hikaricp_connections_pending > 20 for 10m",
+    }
     gateway = _alert(
-        "PaymentGatewayTimeoutRateHigh", "payment-gateway", "payment-gateway ERR_TIMEOUT ratio above 5%",
-        "ERR_TIMEOUT ratio 9.1% over 5m", "2026-11-29T02:14:30Z", severity="critical",
+        "PaymentGatewayTimeoutRateHigh",
+        "payment-gateway",
+        "payment-gateway ERR_TIMEOUT ratio above 5%",
+        "ERR_TIMEOUT ratio 9.1% over 5m",
+        "2026-11-29T02:14:30Z",
+        severity="critical",
     )
     evidence = {
         "MySQLSlowQueries": [
             _lookup("kb-1", "database/mysql-slow-query.md"),
-            _logs("lg-1", "mysql-orders", ("2026-11-29T02:08:41Z", "WARN", "# Query_time: 12.4  Rows_examined: 8214411"),
-                  ("2026-11-29T02:09:02Z", "WARN", "EXPLAIN orders: type=ALL key=NULL (index idx_user_status dropped by migration V42)")),
+            _logs(
+                "lg-1",
+                "mysql-orders",
+                ("2026-11-29T02:08:41Z", "WARN", "# Query_time: 12.4  Rows_examined: 8214411"),
+                (
+                    "2026-11-29T02:09:02Z",
+                    "WARN",
+                    "EXPLAIN orders: type=ALL key=NULL (index idx_user_status dropped by migration V42)",
+                ),
+            ),
         ],
         pool["alertname"]: [
             _lookup("kb-2", "infrastructure/mysql-connection-pool.md", level="REFERENCE"),
-            _logs("lg-2", "order-service", ("2026-11-29T02:11:05Z", "WARN", "order-db-pool - Pool stats (total=20, active=20, idle=0, waiting=41)")),
+            _logs(
+                "lg-2",
+                "order-service",
+                (
+                    "2026-11-29T02:11:05Z",
+                    "WARN",
+                    "order-db-pool - Pool stats (total=20, active=20, idle=0, waiting=41)",
+                ),
+            ),
         ],
         "PaymentGatewayTimeoutRateHigh": [
             _lookup("kb-3", "api/payment-errors.md"),
-            _logs("lg-3", "payment-gateway", ("2026-11-29T02:14:02Z", "ERROR", gateway_log),
-                  ("2026-11-29T02:14:09Z", "INFO", "channel=alipay request_id=pg-2 status=SUCCEEDED")),
+            _logs(
+                "lg-3",
+                "payment-gateway",
+                ("2026-11-29T02:14:02Z", "ERROR", gateway_log),
+                ("2026-11-29T02:14:09Z", "INFO", "channel=alipay request_id=pg-2 status=SUCCEEDED"),
+            ),
         ],
     }
     return [gateway, pool, slow], evidence
@@ -188,9 +249,14 @@ def test_a_causal_chain_is_drawn_when_the_evidence_links_the_alerts() -> None:
     alerts, evidence = _chain_inputs(
         "request_id=pg-81a2 ERR_TIMEOUT: internal callback POST order-service/internal/orders/pay-confirm timed out after 15000ms"
     )
-    report = build_report(alerts, evidence, note="Checkout fails, find the root cause", read_runbook=READ)
+    report = build_report(
+        alerts, evidence, note="Checkout fails, find the root cause", read_runbook=READ
+    )
     chain = _section(report, "## Causal chain")
-    assert "**MySQLSlowQueries** → **HikariPoolPendingThreadsHigh** → **PaymentGatewayTimeoutRateHigh**" in chain
+    assert (
+        "**MySQLSlowQueries** → **HikariPoolPendingThreadsHigh** → **PaymentGatewayTimeoutRateHigh**"
+        in chain
+    )
     gateway_plan = _section(report, "## Action plan 1")
     assert "Fix the upstream alert HikariPoolPendingThreadsHigh first" in gateway_plan
     assert "扩容网关实例" not in gateway_plan and "权重降为 0" not in gateway_plan
@@ -198,7 +264,9 @@ def test_a_causal_chain_is_drawn_when_the_evidence_links_the_alerts() -> None:
 
 
 def test_a_gateway_failing_on_one_channel_is_not_chained_to_the_pool() -> None:
-    alerts, evidence = _chain_inputs("channel=unionpay request_id=pg-7f31 ERR_TIMEOUT upstream deadline 15000ms exceeded")
+    alerts, evidence = _chain_inputs(
+        "channel=unionpay request_id=pg-7f31 ERR_TIMEOUT upstream deadline 15000ms exceeded"
+    )
     report = build_report(alerts, evidence, read_runbook=READ)
     chain = _section(report, "## Causal chain")  # the slow query still explains the pool
     assert "**MySQLSlowQueries** → **HikariPoolPendingThreadsHigh**" in chain
@@ -210,8 +278,13 @@ def test_a_gateway_failing_on_one_channel_is_not_chained_to_the_pool() -> None:
 
 
 def test_the_report_speaks_the_alerts_language() -> None:
-    english = _alert("KafkaConsumerLag", "order-sync", "consumer group lag above 100000",
-                     "lag 3120450, growing for 40 minutes", "2026-12-01T04:20:00Z")
+    english = _alert(
+        "KafkaConsumerLag",
+        "order-sync",
+        "consumer group lag above 100000",
+        "lag 3120450, growing for 40 minutes",
+        "2026-12-01T04:20:00Z",
+    )
     report = build_report([english], {"KafkaConsumerLag": []})
     assert report.startswith("# Alert analysis report") and "告警" not in report.split("```")[0]
     assert build_report([REDIS], {}).startswith("# 告警分析报告")
@@ -220,7 +293,9 @@ def test_the_report_speaks_the_alerts_language() -> None:
 
 
 def test_a_threshold_in_the_runbook_is_checked_against_the_value_seen() -> None:
-    items = parse("## 判断\n\n| 现象 | 说明 |\n|---|---|\n| `ratio` > 1.5 | 碎片严重 |\n| `ratio` < 1 | swap |\n")
+    items = parse(
+        "## 判断\n\n| 现象 | 说明 |\n|---|---|\n| `ratio` > 1.5 | 碎片严重 |\n| `ratio` < 1 | swap |\n"
+    )
     ledger = Ledger()
     ref = ledger.add("log", "ratio=1.2")
     facts = gather("X", "", ref, [({"message": "ratio=1.2", "level": "INFO"}, ref)])
@@ -230,17 +305,26 @@ def test_a_threshold_in_the_runbook_is_checked_against_the_value_seen() -> None:
 
 
 def test_a_table_row_keeps_its_action_column() -> None:
-    items = parse("## 频繁 rebalance\n\n| 原因 | 说明 | 处理 |\n|---|---|---|\n| 单批处理超时 | 被踢出组 | 减小 `max.poll.records` |\n")
-    assert [(i.kind, i.text, i.action) for i in items] == [("row", "单批处理超时 | 被踢出组", "减小 `max.poll.records`")]
+    items = parse(
+        "## 频繁 rebalance\n\n| 原因 | 说明 | 处理 |\n|---|---|---|\n| 单批处理超时 | 被踢出组 | 减小 `max.poll.records` |\n"
+    )
+    assert [(i.kind, i.text, i.action) for i in items] == [
+        ("row", "单批处理超时 | 被踢出组", "减小 `max.poll.records`")
+    ]
 
 
 def _step_round(level: str) -> list[Any]:
     from langchain_core.messages import AIMessage, ToolMessage
 
-    calls = [{"name": "lookup_knowledge", "args": {}, "id": "a"}, {"name": "query_logs", "args": {}, "id": "b"}]
+    calls = [
+        {"name": "lookup_knowledge", "args": {}, "id": "a"},
+        {"name": "query_logs", "args": {}, "id": "b"},
+    ]
     return [
         AIMessage(content="", tool_calls=calls),
-        ToolMessage("{}", tool_call_id="a", name="lookup_knowledge", artifact={"relevance_level": level}),
+        ToolMessage(
+            "{}", tool_call_id="a", name="lookup_knowledge", artifact={"relevance_level": level}
+        ),
         ToolMessage("{}", tool_call_id="b", name="query_logs"),
     ]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.diagnosis.facts import Facts, gather
-from graph.diagnosis.lexicon import SINGLE_SCOPE_TERMS
 from graph.diagnosis.judge import SUPPORTED, Judged, Step, causes, confidence, plan, ruled_out
+from graph.diagnosis.lexicon import SINGLE_SCOPE_TERMS
 from graph.diagnosis.runbook import Item, parse
 from graph.evidence import Evidence
 from graph.ledger import Entry, Ledger
@@ -176,9 +176,17 @@ def analyse(
     for x in out:
         if x.doc is None or x.noise:
             continue
-        facts = [x.facts] + [o.facts for o in out if o.name in x.upstream and o.facts]
-        if x.top:
-            x.steps = plan(x.doc.items, x.top, [f for f in facts if f], lang)
+        if x.top and x.facts:
+            # upstream evidence counts for this runbook's actions only where it supports the cause
+            named = {f.name for f in x.top.facts}
+            upstream = [
+                Facts(o.name, [f for f in o.facts.signals if f.name in named])
+                for o in out
+                if o.name in x.upstream and o.facts
+            ]
+            x.steps = plan(
+                x.doc.items, x.top, [x.facts, *upstream], lang, consequence=bool(x.upstream)
+            )
         x.excluded = ruled_out(x.doc.items, [x.facts], lang) if x.facts else []
         x.confidence = confidence(x.ranked)
     return out

@@ -127,13 +127,12 @@ def causes(items: Sequence[Item], facts: Sequence[Facts], lang: str) -> list[Jud
     judged = [judge(i, facts, lang) for i in items if i.text and i.section_kind() != "prevent"]
     # the overview before the first section and the symptom list describe, they name no cause
     pool = [
-        j
-        for j in judged
-        if j.item.section and j.item.section_kind() not in CAUSE_SECTIONS_EXCLUDED
+        j for j in judged if j.item.section and j.item.section_kind() not in CAUSE_SECTIONS_EXCLUDED
     ]
     if not any(j.supported for j in pool):
         pool = [j for j in judged if j.item.section_kind() in ("mitigate", "fix")]
-    return sorted(pool, key=lambda j: (-j.score, j.item.order))
+    # a list item or table row is how a runbook enumerates causes; prose around it ranks after
+    return sorted(pool, key=lambda j: (-j.score + 2 * (j.item.kind == "para"), j.item.order))
 
 
 def ruled_out(items: Sequence[Item], facts: Sequence[Facts], lang: str) -> list[Judged]:
@@ -153,8 +152,16 @@ def _step(item: Item, text: str = "", why: str = "") -> Step:
     return Step(text or item.text, code, item, why)
 
 
-def plan(items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str) -> list[Step]:
-    """The runbook's actions for the supported cause ``top``, as an ordered plan."""
+def plan(
+    items: Sequence[Item],
+    top: Judged,
+    facts: Sequence[Facts],
+    lang: str,
+    *,
+    consequence: bool = False,
+) -> list[Step]:
+    """The runbook's actions for the supported cause ``top``, as an ordered plan. For a
+    ``consequence`` of another alert the fix is upstream: no generic mitigation is guessed."""
     steps: list[Step] = []
     seen: set[int] = set()
 
@@ -165,7 +172,7 @@ def plan(items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str) 
 
     if top.item.action:
         add(_step(top.item, f"{top.item.text} → {top.item.action}"))
-    if top.item.is_action():
+    if top.item.is_action() and top.item.section_kind() in ("mitigate", "fix"):
         add(_step(top.item))
     if top.item.kind in ("para", "bullet") and top.item.section_kind() == "":
         for i in items:  # the cause's own section telling what to do about it
@@ -176,11 +183,11 @@ def plan(items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str) 
         j = judge(i, facts, lang)
         if j.supported:
             add(_step(i, f"{i.text} → {i.action}" if i.action else ""))
-    if not steps:
+    if not steps and not consequence:
         for i in acting[:3]:
             if not judge(i, facts, lang).ruled_out:
                 add(_step(i, f"{i.text} → {i.action}" if i.action else ""))
-    if steps:
+    if steps or consequence:
         for i in [i for i in items if i.section_kind() == "followup" and i.kind == "num"][:4]:
             add(_step(i, why="afterwards"))
         check = next((i for i in items if i.section_kind() == "check" and i.code), None)
@@ -189,7 +196,7 @@ def plan(items: Sequence[Item], top: Judged, facts: Sequence[Facts], lang: str) 
             # a command continued over lines (``\``) or after a variable it sets is shown whole
             end = next((n for n, c in enumerate(lines) if not re.search(r"\\$|^\w+=\S*$", c)), 0)
             if lines:
-                steps.append(Step(check.where, lines[: end + 2][:4], check, "verify"))
+                steps.append(Step(check.where, lines[: end + 1][:4], check, "verify"))
     return steps
 
 

@@ -34,7 +34,7 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 ACTION_COLUMN = re.compile(r"处理|止血|动作|做法|action|fix|remed|mitigat", re.I)
 ACTION_WORDS = re.compile(
-    r"执行|调整|调大|调小|减小|提高|降低|关闭|开启|设为|改为|改成|切到|切换|切回|摘除|回滚|重启|扩容|限流|"
+    r"调整|调大|调小|减小|提高|降低|关闭|开启|设为|改为|改成|切到|切换|切回|摘除|回滚|重启|扩容|限流|"
     r"删除|清理|杀掉|暂停|停掉|触发|拆分|加索引|\b(run|set|lower|raise|increase|reduce|restart|"
     r"roll back|delete|truncate|force|renew|drain|cordon|kill|disable|enable|remove)\b",
     re.I,

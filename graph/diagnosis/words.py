@@ -5,6 +5,8 @@ from __future__ import annotations
 WORDS: dict[str, dict[str, str]] = {
     "zh": {
         "title": "# 告警分析报告",
+        "colon": "：",
+        "and": "、",
         "alerts_h": "## 活跃告警清单",
         "no_alerts": "未查询到活跃告警（或告警查询失败），没有需要分析的告警。",
         "table_head": "| # | 告警 | 级别 | 服务 | 开始时间 | 当前值 | 摘要 |",
@@ -56,6 +58,8 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "en": {
         "title": "# Alert analysis report",
+        "colon": ": ",
+        "and": ", ",
         "alerts_h": "## Active alerts",
         "no_alerts": "No active alerts were returned (or the alert query failed): nothing to analyse.",
         "table_head": "| # | alert | severity | service | since | value | summary |",
