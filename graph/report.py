@@ -124,7 +124,7 @@ def _analysis(
         ]
     else:
         missing.append(w["no_logs"].format(name=x.name, service=a.get("service", "")))
-    missing += [w["failed"].format(name=x.name, what=f) for f in x.failed]
+    missing += [w["failed"].format(name=x.name, tool=t, why=why) for t, why in x.failed]
     if x.noise:
         out.append(f"- **{w['verdict']}**{w['colon']}{w['noise'].format(why=x.noise)}")
         return out

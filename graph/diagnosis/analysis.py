@@ -52,7 +52,7 @@ class AlertAnalysis:
     upstream: list[str] = field(default_factory=list)  # alerts whose evidence explains this one
     links: list[tuple[str, str, list[Entry]]] = field(default_factory=list)  # (from, why, refs)
     noise: str = ""
-    failed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (tool, error)
     analysed: bool = True
 
     @property
@@ -158,7 +158,7 @@ def analyse(
                     )
                     x.lines.append((line, e))
             elif not ev.ok:
-                x.failed.append(f"{ev.tool}: {ev.text[:120]}")
+                x.failed.append((ev.tool, ev.text[:120]))
         x.facts = gather(name, _alert_text(a), ref, x.lines)
         best: tuple[int, Doc, list[Judged]] | None = None
         for doc in _docs(evs, read_runbook):
