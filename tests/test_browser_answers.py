@@ -134,7 +134,7 @@ async def test_aiops_report_opens_its_evidence_ledger(page: Page) -> None:
     stored = page.get_by_test_id("session-answer")
     log_ref = stored.get_by_test_id("ledger-ref").nth(1)
     await log_ref.click()
-    opened = stored.get_by_test_id("evidence-ledger").locator("li.active")
+    opened = stored.get_by_test_id("evidence-ledger").locator(".ledger-entry.active")
     await expect(opened).to_be_visible()
     call = opened.get_by_test_id("ledger-call")
     await call.click()

@@ -44,7 +44,7 @@ function entryView(e, callKeys) {
       } }, `${e.tool} ${e.call_id}`)
       : h("span", { class: "mono", "data-testid": "ledger-call" }, `${e.tool} ${e.call_id}`)
     : null;
-  return h("li", { id: `ledger-${e.id}`, "data-testid": "ledger-entry", "data-entry": e.id, tabindex: "-1" },
+  return h("div", { class: "ledger-entry", role: "listitem", id: `ledger-${e.id}`, "data-testid": "ledger-entry", "data-entry": e.id, tabindex: "-1" },
     h("div", { class: "ledger-head" },
       h("b", {}, e.id),
       h("span", { class: "badge neutral" }, e.kind),
@@ -56,7 +56,7 @@ function entryView(e, callKeys) {
 
 function open(panel, id) {
   panel.open = true;
-  for (const li of panel.querySelectorAll("li.active")) li.classList.remove("active");
+  for (const el of panel.querySelectorAll(".ledger-entry.active")) el.classList.remove("active");
   const li = panel.querySelector(`#ledger-${CSS.escape(id)}`);
   if (!li) return;
   li.classList.add("active");
@@ -71,7 +71,7 @@ export function linkLedger(container, entries, callKeys = new Set()) {
   const ids = new Set(entries.map((e) => e.id));
   const panel = h("details", { class: "ledger", "data-testid": "evidence-ledger" },
     h("summary", {}, `证据台账 Evidence ledger (${entries.length})`),
-    h("ol", {}, entries.map((e) => entryView(e, callKeys))));
+    h("div", { class: "ledger-list", role: "list" }, entries.map((e) => entryView(e, callKeys))));
   // the rendered table under the ledger heading is replaced by the panel
   const heading = [...container.querySelectorAll("h2")].find((el) => HEADINGS.includes(el.textContent.trim()));
   if (heading) {
