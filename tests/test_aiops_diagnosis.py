@@ -334,3 +334,16 @@ def test_an_alert_step_settles_on_any_runbook_found() -> None:
     assert step_settled(tools, _step_round("REFERENCE"), alert_step=True)
     assert not step_settled(tools, _step_round("REFERENCE"))  # a chat step may narrow its query
     assert not step_settled(tools, _step_round("NONE"), alert_step=True)  # nothing: retry
+
+
+def test_an_alert_labelled_with_one_channel_is_not_chained_to_the_pool() -> None:
+    alerts, evidence = _chain_inputs(
+        "channel=unionpay request_id=pg-7f31 ERR_TIMEOUT upstream deadline 15000ms exceeded"
+    )
+    alerts[0]["labels"]["channel"] = "unionpay"
+    gateway = evidence["PaymentGatewayTimeoutRateHigh"]
+    gateway[1].data["lines"] = gateway[1].data["lines"][:1]  # the error alone: nothing to compare
+    report = build_report(alerts, evidence, read_runbook=READ)
+    assert "PaymentGatewayTimeoutRateHigh" not in _section(report, "## Causal chain")
+    analysis = _section(report, "## Root-cause analysis 1")
+    assert "the alert and its errors are on channel=unionpay only" in analysis

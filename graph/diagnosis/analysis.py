@@ -159,7 +159,7 @@ def analyse(
                     x.lines.append((line, e))
             elif not ev.ok:
                 x.failed.append((ev.tool, ev.text[:120]))
-        x.facts = gather(name, _alert_text(a), ref, x.lines)
+        x.facts = gather(name, _alert_text(a), ref, x.lines, a.get("labels") or {})
         best: tuple[int, Doc, list[Judged]] | None = None
         for doc in _docs(evs, read_runbook):
             x.consulted.append(doc.path)

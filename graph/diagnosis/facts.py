@@ -107,8 +107,9 @@ def gather(
     alert_text: str,
     alert_ref: Entry,
     lines: Sequence[tuple[dict[str, Any], Entry]],
+    labels: dict[str, Any] | None = None,
 ) -> Facts:
-    """The facts of one alert: its own description and the log lines gathered for it."""
+    """The facts of one alert: its own description and labels, and the log lines gathered for it."""
     facts = Facts(alert_name)
     texts = [(alert_text, alert_ref)] + [(str(x.get("message", "")), e) for x, e in lines]
     for text, ref in texts:
@@ -121,7 +122,31 @@ def gather(
         for key, value in KV.findall(text):
             facts.values.setdefault(key, (float(value), ref))
     facts.errors = sum(1 for x, _ in lines if _is_error(x))
-    if fact := _concentration(lines):
+    fact = _concentration(lines) or _scoped(labels or {}, lines, alert_ref)
+    if fact:
         fact.alert = alert_name
         _add(facts, fact)
     return facts
+
+
+SCOPE_KEYS = ("channel", "region", "zone", "shard", "partition", "tenant", "merchant", "route")
+
+
+def _scoped(
+    labels: dict[str, Any], lines: Sequence[tuple[dict[str, Any], Entry]], alert_ref: Entry
+) -> Fact | None:
+    """An alert labelled with one value of a scope key (``channel=unionpay``) whose error lines
+    carry that value: the problem is on that one value, not everywhere."""
+    for key in SCOPE_KEYS:
+        value = str(labels.get(key) or "")
+        hits = [
+            e for x, e in lines if _is_error(x) and f"{key}={value}" in str(x.get("message", ""))
+        ]
+        if value and hits:
+            return Fact(
+                f"the alert and its errors are on {key}={value} only",
+                f"告警与错误只在 {key}={value}（单一{key}）",
+                (*SINGLE_SCOPE_TERMS, value),
+                [alert_ref, *hits],
+            )
+    return None
