@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.deps import AgentDeps
+from graph.diagnosis.reader import runbook_reader
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
 from graph.prompts import load_prompts
@@ -77,6 +78,7 @@ class Services:
             tools=build_tools(kb, settings, messages_key=SCRATCH),
             knowledge_map=domains.knowledge_map,
             named_domains=_domains_named_in(kb),
+            read_runbook=runbook_reader(settings.knowledge_base_dir),
         )
         return cls(settings, db, kb, domains, deps)
 

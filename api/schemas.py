@@ -226,6 +226,7 @@ class Step(Camel):
 
 class Invocation(Camel):
     id: int
+    call_key: str  # the tool call's id, as the AI-Ops report's evidence ledger cites it
     tool_name: str
     step_id: int | None
     input_params: dict[str, Any] | None

@@ -33,3 +33,6 @@ class AgentDeps:
     knowledge_map: Callable[[], Awaitable[str]]
     # The knowledge domains a question names by exact keyword (L0), for simple/complex routing.
     named_domains: Callable[[str], set[str]]
+    # A runbook's whole text by its path, for the AI-Ops report (a lookup returns an excerpt; the
+    # cause and action sections may lie outside it). None: the report reads the excerpts only.
+    read_runbook: Callable[[str], str | None] | None = None

@@ -253,6 +253,8 @@ class Agents:
         if state["flow"] == "AI_OPS" and not view["alerts_checked"]:
             # An alert analysis always starts by listing the alerts: no model call to decide that.
             decided = Plan(steps=[Step.model_validate(aiops_step(view))])
+        elif state["flow"] == "AI_OPS" and not view["alerts"]:
+            decided = Plan(finish=True)  # nothing fires (or the listing failed): nothing to plan
         else:
             knowledge_map = await self.deps.knowledge_map()
             system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)
@@ -289,7 +291,9 @@ class Agents:
         """Back to the executor model, or — when the tools' results settle the step — straight
         to its report (``rules.step_settled``)."""
         plan = state["plan"]
-        settled = plan is not None and step_settled(plan["tools"], _step_messages(state))
+        settled = plan is not None and step_settled(
+            plan["tools"], _step_messages(state), alert_step=bool(plan["alert"])
+        )
         return "executor_done" if settled else "executor"
 
     async def executor_done(self, state: AgentState) -> dict[str, Any]:
@@ -350,7 +354,17 @@ class Agents:
                 per_alert.setdefault(f["alert"], []).extend(
                     by_id[c] for c in f["call_ids"] if c in by_id
                 )
-        text = build_report(alerts(evidence), per_alert, stop_reason=state["stop_reason"])
+        from graph.aiops import AIOPS_TASK  # graph.aiops builds on this module
+
+        listed = [e for e in evidence if e.tool == "query_prometheus_alerts" and e.ok]
+        text = build_report(
+            alerts(evidence),
+            per_alert,
+            stop_reason=state["stop_reason"],
+            note="" if state["question"] == AIOPS_TASK else state["question"],
+            alerts_call=listed[-1].call_id if listed else "",
+            read_runbook=self.deps.read_runbook,
+        )
         return {"answer": text, "messages": [AIMessage(content=text)]}
 
 

@@ -73,16 +73,22 @@ def alert_steps(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def _says_stop(result: ToolMessage) -> bool:
+def _says_stop(result: ToolMessage, found_is_enough: bool = False) -> bool:
     art = result.artifact if isinstance(result.artifact, Mapping) else {}
-    return art.get("relevance_level") in STOP_LEVELS or art.get("dedup_reason") in STOP_DEDUP
+    level = art.get("relevance_level")
+    if found_is_enough and level not in (None, "NONE"):
+        return True
+    return level in STOP_LEVELS or art.get("dedup_reason") in STOP_DEDUP
 
 
-def step_settled(planned_tools: Sequence[str], step: Sequence[AnyMessage]) -> bool:
+def step_settled(
+    planned_tools: Sequence[str], step: Sequence[AnyMessage], *, alert_step: bool = False
+) -> bool:
     """True when a plan step needs no further model call: every tool the step named was called,
     the latest round's calls all succeeded, and each lookup in it says stop (the executor
     prompt's own rule). The model's next turn would only restate the results, which the step
-    report then takes from the evidence instead."""
+    report then takes from the evidence instead. An AI-Ops alert step (``alert_step``) is settled
+    by any runbook found: the report judges the runbook against the evidence itself."""
     start = next((i for i in range(len(step) - 1, -1, -1) if isinstance(step[i], AIMessage)), None)
     if start is None or not step[start].tool_calls:  # type: ignore[union-attr]
         return False
@@ -92,5 +98,5 @@ def step_settled(planned_tools: Sequence[str], step: Sequence[AnyMessage]) -> bo
         set(planned_tools) <= called
         and bool(results)
         and all(m.status != "error" for m in results)
-        and all(_says_stop(m) for m in results if m.name == "lookup_knowledge")
+        and all(_says_stop(m, alert_step) for m in results if m.name == "lookup_knowledge")
     )

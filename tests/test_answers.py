@@ -124,8 +124,11 @@ def test_redis_oom_report_is_clean_markdown_with_whole_steps() -> None:
     report = build_report([REDIS_ALERT], {"RedisMemoryUsageHigh": evidence})
     assert_clean_markdown(report)
     section = report.split("## 处理方案执行1")[1].split("## ")[0]
-    assert _ordered_lists(section)[0] == [1, 2, 3, 4, 5]
-    assert "**有余量时先提高 maxmemory**" in section
+    # the plan is for the cause the alert shows (noeviction): that step whole, in plan order
+    steps = _ordered_lists(section)[0]
+    assert steps == list(range(1, len(steps) + 1))
+    assert "1. **纯缓存实例**：把策略从 `noeviction` 改成 `allkeys-lru`" in section
+    assert "activedefrag" not in section
     assert "- **现象**：used_memory / maxmemory = 93%" in report
 
 

@@ -108,3 +108,36 @@ async def test_aiops_report_redis_section_is_clean(page: Page) -> None:
     assert await steps.count() >= 2
     await heading.scroll_into_view_if_needed()
     await _screenshot(page, "i13-agent-aiops-redis-report.png")
+
+
+async def test_aiops_report_opens_its_evidence_ledger(page: Page) -> None:
+    await page.goto("/")
+    await page.get_by_test_id("new-conversation").click()
+    await page.get_by_test_id("aiops-button").click()
+    msg = page.get_by_test_id("message-assistant").last
+    await expect(msg).to_have_attribute("data-status", "done", timeout=RUN_TIMEOUT_MS)
+    answer = msg.get_by_test_id("answer")
+    assert "superbiz-ledger" not in await answer.inner_text()  # the JSON block is not shown
+    ledger = answer.get_by_test_id("evidence-ledger")
+    await expect(ledger).not_to_have_attribute("open", "")
+    ref = answer.get_by_test_id("ledger-ref").first
+    entry_id = await ref.get_attribute("data-entry")
+    await ref.click()
+    entry = ledger.locator(f'[data-entry="{entry_id}"]')
+    await expect(entry).to_be_visible()
+    await expect(entry).to_have_class(re.compile("active"))
+    await expect(entry.get_by_test_id("ledger-call")).to_contain_text("query_prometheus_alerts")
+    await _screenshot(page, "i19-aiops-ledger-chat.png")
+    # the session page opens the same ledger, and an entry leads to its recorded tool call
+    href = await msg.get_by_test_id("session-link").get_attribute("href")
+    await page.goto(href or "/sessions")
+    stored = page.get_by_test_id("session-answer")
+    log_ref = stored.get_by_test_id("ledger-ref").nth(1)
+    await log_ref.click()
+    opened = stored.get_by_test_id("evidence-ledger").locator(".ledger-entry.active")
+    await expect(opened).to_be_visible()
+    call = opened.get_by_test_id("ledger-call")
+    await call.click()
+    key = (await call.inner_text()).split()[-1]
+    await expect(page.locator(f'[data-call-key="{key}"]')).to_be_in_viewport()
+    await _screenshot(page, "i19-aiops-ledger-session.png")

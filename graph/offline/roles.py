@@ -125,6 +125,21 @@ def _retry_query(first: str) -> str | None:
     return None
 
 
+METRIC_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _alert_retry(spec: dict[str, Any], first: str) -> str | None:
+    """For an alert a lookup found nothing for: its name with the metric names its description
+    carries (``hikaricp_connections_pending``), which runbooks quote in their PromQL."""
+    alert = spec.get("firing_alert")
+    if not isinstance(alert, dict):
+        return None
+    notes = alert.get("annotations") or {}
+    metrics = METRIC_NAME.findall(str(notes.get("description", "")))
+    alt = " ".join(dict.fromkeys([str(alert.get("alertname", "")), *metrics])).strip()
+    return alt if metrics and alt != first else None
+
+
 def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
     asked = _task(messages)
     spec = json_block(asked) or {}
@@ -145,7 +160,8 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
             or "上限" in last.get("message", "")
         )
         if not last.get("found") and not stop:
-            alt = _retry_query(str(lookups[0].args.get("query", "")))
+            first = str(lookups[0].args.get("query", ""))
+            alt = _alert_retry(spec, first) or _retry_query(first)
             if alt:
                 return AIMessage(
                     content="",

@@ -4,6 +4,7 @@
 import { ApiError, api, describeError, streamSSE } from "./api.js";
 import { hintsFromTrace, linkCitations } from "./citations.js";
 import { fillIcons, icon } from "./icons.js";
+import { ledgerFrom, linkLedger, withoutLedgerBlock } from "./ledger.js";
 import { setMarkdown } from "./markdown.js";
 import { clear, errorBox, fmtDuration, h, initShell, levelBadge, pick, setChildren } from "./ui.js";
 
@@ -286,8 +287,10 @@ class AssistantView {
       this.body.textContent = m.text || (m.trace?.length ? "" : "思考中…");
     } else {
       this.body.className = "msg-body";
-      setMarkdown(this.body, m.final ?? m.text ?? "");
+      const text = m.final ?? m.text ?? "";
+      setMarkdown(this.body, withoutLedgerBlock(text));
       linkCitations(this.body, hintsFromTrace(m.trace));
+      linkLedger(this.body, ledgerFrom(text));
     }
     clear(this.errorSlot);
     if (m.error) this.errorSlot.append(errorBox(m.error, "message-error"));

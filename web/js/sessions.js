@@ -4,6 +4,7 @@
 import { api, describeError } from "./api.js";
 import { hintsFromInvocations, linkCitations } from "./citations.js";
 import { icon } from "./icons.js";
+import { ledgerFrom, linkLedger, withoutLedgerBlock } from "./ledger.js";
 import { setMarkdown } from "./markdown.js";
 import {
   clear, debounce, emptyState, errorBox, fmtDate, fmtDuration, h, initShell, json, jsonDetails, levelBadge,
@@ -155,7 +156,7 @@ function invocationView(inv) {
   const level = pick(inv, "relevanceLevel");
   return h(
     "div",
-    { class: "inv", "data-testid": "session-invocation" },
+    { class: "inv", "data-testid": "session-invocation", "data-call-key": pick(inv, "callKey") || "" },
     h("div", { class: "inv-head" },
       h("strong", { "data-testid": "invocation-tool" }, pick(inv, "toolName")),
       pick(inv, "retrievalLayer") ? h("span", { class: "badge neutral", title: "retrieval layer" }, pick(inv, "retrievalLayer")) : null,
@@ -312,8 +313,9 @@ async function openSession(id) {
   const steps = data.steps || [];
   const invs = data.invocations || [];
   const answer = h("div", { "data-testid": "session-answer" });
-  setMarkdown(answer, s.answer || "");
+  setMarkdown(answer, withoutLedgerBlock(s.answer || ""));
   linkCitations(answer, hintsFromInvocations(invs));
+  linkLedger(answer, ledgerFrom(s.answer), new Set(invs.map((inv) => pick(inv, "callKey")).filter(Boolean)));
   const replaySlot = h("div", { "data-testid": "replay-output", "aria-live": "polite" });
   const replayBtn = h("button", { type: "button", class: "primary", "data-testid": "replay-button",
     onclick: () => replay(id, replayBtn, replaySlot) }, "Replay (rerun)");
