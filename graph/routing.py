@@ -17,10 +17,16 @@ def sub_questions(question: str) -> int:
 
 
 def classify(question: str, matched_domains: Iterable[str]) -> Complexity:
-    """Complex when the question spans several knowledge domains, has several parts, or is long."""
+    """Complex when the question spans several knowledge domains, has several parts, or is long.
+
+    A question naming exactly one domain is simple whatever its length: a second sentence there
+    is context ("…? order-service keeps restarting since today's deploy") or a second question
+    about the same runbook, which one lookup answers; the planner would only add its cost."""
     domains = set(matched_domains)
     if len(domains) >= 2:
         return "complex"
+    if len(domains) == 1:
+        return "simple"
     if sub_questions(question) >= 2 and len(question) > 30:
         return "complex"
     if len(question) > LONG_QUESTION:

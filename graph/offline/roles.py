@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
 from graph.compact import task_only
 from graph.evidence import Evidence, after_last_human, collect
-from graph.extractive import extractive_answer
+from graph.extractive import Reader, extractive_answer
 from graph.offline.followup import earlier_questions, with_subject
 from graph.offline.text import json_block, terms, unique, yaml_block
 from graph.rules import aiops_step, alert_steps, next_agent
@@ -125,7 +125,9 @@ def _retry_query(first: str) -> str | None:
     return None
 
 
-def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
+def act(
+    messages: Sequence[AnyMessage], tools: set[str], role: str, read: Reader | None = None
+) -> AIMessage:
     asked = _task(messages)
     spec = json_block(asked) or {}
     # A follow-up ("可以直接重试吗？" about an error asked before) searches with the earlier subject.
@@ -154,7 +156,11 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
     question = spec.get("question") or _strip_json(asked)
     return AIMessage(
         content=extractive_answer(
-            question, evs, report=(role == "executor"), focus=task if task != asked else ""
+            question,
+            evs,
+            report=(role == "executor"),
+            focus=task if task != asked else "",
+            read=read,
         )
     )
 
@@ -314,9 +320,11 @@ def domain_summary(messages: Sequence[AnyMessage]) -> AIMessage:
     )
 
 
-def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMessage:
+def respond(
+    role: str, messages: Sequence[AnyMessage], tools: set[str], read: Reader | None = None
+) -> AIMessage:
     if role in ("assistant", "executor"):
-        return act(messages, tools, role)
+        return act(messages, tools, role, read)
     if role == "supervisor":
         return supervise(messages)
     if role == "planner":
@@ -334,7 +342,7 @@ def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMes
             )
             for e in data.get("evidence", [])
         ]
-        return AIMessage(content=extractive_answer(data.get("question", ""), evs))
+        return AIMessage(content=extractive_answer(data.get("question", ""), evs, read=read))
     if role == "enricher":
         return document_fields(messages)
     if role == "domain_summary":
