@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from graph.evidence import Evidence
 from graph.excerpt import as_markdown, quote, select
 from graph.runbook_answer import ANSWERING, REFERENCE, document_part, not_found, reference_caveat
+from retrieval.textmatch import bigrams, overlap
 
 Reader = Callable[[str], "tuple[str, str] | None"]  # path → (title, Markdown body)
-ANSWER_CHARS = 2400  # all runbook parts together; each gets its share, at least PART_CHARS
+ANSWER_CHARS = 2800  # all runbook parts together; each gets its share, at least PART_CHARS
 PART_CHARS = 700
 
 
@@ -32,7 +33,19 @@ class Doc:
     label: str = ""  # what it was looked up for: the aspect, else the lookup's query
 
 
-def _docs(ev: Evidence) -> list[Doc]:
+def _rank_reference(question: str, docs: list[Doc], read: Reader | None) -> list[Doc]:
+    """A REFERENCE lookup's documents by how much their title and text share with the question:
+    its primary is only the nearest of several loose matches, and a supplement may be nearer."""
+    q = bigrams(question)
+
+    def near(d: Doc) -> float:
+        title = (read(d.source) or ("", ""))[0] if read else ""
+        return 3 * overlap(f"{title} {d.source}", q) + overlap(d.content, q)
+
+    return sorted(docs, key=lambda d: -near(d))[:1]
+
+
+def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[Doc]:
     """The documents of one lookup worth a part: its primary, and in a multi-symptom lookup each
     aspect's document that answers (a supplement of a single-symptom lookup is left out)."""
     d = ev.data
@@ -44,9 +57,11 @@ def _docs(ev: Evidence) -> list[Doc]:
             continue
         aspect = str(item.get("aspect") or "")
         own = str(item.get("relevanceLevel") or level)
-        if i == 0 or (aspect and own in ANSWERING):
-            label = aspect or str(ev.args.get("query") or "")
+        label = aspect or str(ev.args.get("query") or "")
+        if i == 0 or (aspect and own in ANSWERING) or (level == REFERENCE and not aspect):
             out.append(Doc(source, content, own, aspect, i == 0, label))
+    if level == REFERENCE and not any(d.aspect for d in out):
+        return _rank_reference(question, out, read)
     return out
 
 
@@ -114,7 +129,7 @@ def extractive_answer(
             if not ev.ok:
                 failed.append(f"知识库检索失败：{ev.text[:200]}")
                 continue
-            docs += [x for x in _docs(ev) if x.source not in {d.source for d in docs}]
+            docs += [x for x in _docs(ev, ask, read) if x.source not in {d.source for d in docs}]
         elif (part := _other_part(ev)) is not None:
             others.append(part)
     # A REFERENCE document is kept only when nothing better answers its symptom.

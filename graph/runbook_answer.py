@@ -33,7 +33,9 @@ def not_found(question: str, topic: str) -> str:
     )
 
 
-def _left_out_line(path: str, left: list[Section], shown: list[Section], all_: list[Section]) -> str:
+def _left_out_line(
+    path: str, left: list[Section], shown: list[Section], all_: list[Section]
+) -> str:
     shown_ix = {s.index for s in shown}
     rest = [s for s in all_ if s.level > 1 and s.index not in shown_ix and s.heading]
     names = [s.heading for s in left] + [s.heading for s in rest if s not in left]
@@ -57,16 +59,14 @@ def document_part(
     """The Markdown of one document's part: its caveat (REFERENCE), the sections that answer the
     question's intents, and what was left out."""
     sections = parse(body)
-    taken, left = pick(sections, question, wanted or intents(question), budget)
+    taken, left, partial = pick(sections, question, wanted or intents(question), budget)
     head = f"**《{title}》**（{path}）"
     if level == REFERENCE:
         head = reference_caveat(title) + "\n\n" + head
     parts = [head]
     for s in taken:
-        text, cut = shortened(s, budget if len(taken) == 1 else max(400, budget // len(taken)))
-        if cut:
-            left = [s, *left]
-        parts.append(text)
+        text, cut = shortened(s, partial.get(s.index, len(s.markdown())))
+        parts.append(text + (f"\n\n（本节其余内容见 {path}）" if cut else ""))
     if line := _left_out_line(path, left, taken, sections):
         parts.append(f"（{line}）")
     return "\n\n".join(parts)

@@ -30,7 +30,8 @@ KINDS: dict[str, re.Pattern[str]] = {
     "cause": re.compile(r"原因|为什么|为何|根因(?!修复)|陷阱|误区|cause|\bwhy\b|pattern", re.I),
     "diagnosis": re.compile(
         r"第[一二三四五六七八九十\d]+步|步骤|诊断|排查|判断|确认|定位|发现|复现|看|查|采集|分诊"
-        r"|\bstep \d|diagnos|check|read|inspect|find|which|what does .* serve|is it",
+        r"|\bstep \d|diagnos|\bcheck\b|\bread\b|inspect|\bfind|\bwhich\b|what does .* serve"
+        r"|\bis it\b",
         re.I,
     ),
     "mitigation": re.compile(
@@ -68,7 +69,16 @@ class Section:
 
     @property
     def kinds(self) -> set[str]:
+        """What the section is for, from its heading; the title's words say what the whole
+        document is for, not its opening paragraph."""
+        if self.level <= 1:
+            return set()
         return {k for k, p in KINDS.items() if p.search(self.heading)}
+
+    @property
+    def inherited(self) -> set[str]:
+        """Kinds of the headings above it ("校验失败与修复" > "Migration checksum mismatch")."""
+        return {k for k, p in KINDS.items() if any(p.search(h) for h in self.parents[1:])}
 
     @property
     def anchor(self) -> str:
@@ -117,42 +127,71 @@ def _intro(s: Section, after: list[Section]) -> bool:
     return bool(after) and after[0].level > s.level and len(s.body) < 160
 
 
-def score(s: Section, intents: Iterable[Intent], q: set[str]) -> float:
-    kinds = s.kinds
-    weight = max(
-        (w for i in intents for k, w in WEIGHTS[i].items() if k in kinds),
-        default=0,
-    )
-    return weight * 2 + _relevance(s, q)
+QUOTED = re.compile(r"['\"“‘「]([^'\"”’」]{6,})['\"”’」]")
+CODE = re.compile(r"[A-Za-z][A-Za-z0-9_.:\-]*(?:[A-Z_][A-Za-z0-9_.:\-]*|\d)[A-Za-z0-9_]*")
+
+
+def literals(question: str) -> list[str]:
+    """What the question quotes or names exactly: an error text in quotes, codes and identifiers
+    (ERR_TIMEOUT, CrashLoopBackOff, 137)."""
+    quoted = [m.group(1).strip() for m in QUOTED.finditer(question)]
+    codes = [
+        c
+        for c in CODE.findall(question)
+        if len(c) >= 4 and not c.isalpha() or c[1:] != c[1:].lower()
+    ]
+    return [*quoted, *[c for c in codes if len(c) >= 4]]
+
+
+def _literal_bonus(s: Section, lits: list[str]) -> float:
+    text = s.heading + "\n" + s.body
+    hits = sum((6 if " " in lit else 1) for lit in lits if lit in text)
+    return min(6.0, float(hits))
+
+
+def score(
+    s: Section, intents: Iterable[Intent], q: set[str], lits: list[str] | None = None
+) -> float:
+    own, above = s.kinds, s.inherited - s.kinds
+    weights = [w for i in intents for k, w in WEIGHTS[i].items() if k in own]
+    weights += [w - 1 for i in intents for k, w in WEIGHTS[i].items() if k in above]
+    return max(weights, default=0) * 2 + _relevance(s, q) + _literal_bonus(s, lits or [])
 
 
 def pick(
     sections: list[Section], question: str, intents: list[Intent], budget: int
-) -> tuple[list[Section], list[Section]]:
-    """(the sections that answer, in document order; the answering ones left out for space).
+) -> tuple[list[Section], list[Section], dict[int, int]]:
+    """(the sections that answer, in document order; the answering ones left out for space;
+    section index → the characters a section taken in part may use).
 
-    Sections are taken best first while they fit ``budget`` characters (the best one always);
-    the title section and sections no intent wants that share nothing with the question are not
-    candidates. A sub-section whose parent is taken comes with it when it fits."""
-    q = bigrams(question)
+    Sections are taken best first while they fit ``budget`` characters; one that does not fit
+    is taken in part (whole blocks) when a fair share of the budget is left, the best one always.
+    Short lead-ins whose sub-sections carry the content are not candidates."""
+    q, lits = bigrams(question), literals(question)
     cands = [
-        (score(s, intents, q), s)
+        (score(s, intents, q, lits), s)
         for i, s in enumerate(sections)
-        if s.level != 1 and s.body.strip() and not _intro(s, sections[i + 1 : i + 2])
+        if s.body.strip() and not _intro(s, sections[i + 1 : i + 2])
     ]
-    cands = [(v, s) for v, s in cands if v >= 1.0]
+    cands = [(v, s) for v, s in cands if v >= 3.0]
     cands.sort(key=lambda x: (-x[0], x[1].index))
     taken: list[Section] = []
     left: list[Section] = []
+    partial: dict[int, int] = {}
     used = 0
     for value, s in cands:
         size = len(s.markdown())
-        if not taken or used + size <= budget:
+        room = budget - used
+        if size <= room:
             taken.append(s)
             used += size
+        elif not taken or (room >= 350 and value >= 4):
+            taken.append(s)
+            partial[s.index] = max(room, 350)
+            used += partial[s.index]
         elif value >= 4:
             left.append(s)
-    return sorted(taken, key=lambda s: s.index), sorted(left, key=lambda s: s.index)
+    return sorted(taken, key=lambda s: s.index), sorted(left, key=lambda s: s.index), partial
 
 
 def blocks(body: str) -> list[str]:
