@@ -33,16 +33,28 @@ class Doc:
     label: str = ""  # what it was looked up for: the aspect, else the lookup's query
 
 
-def _rank_reference(question: str, docs: list[Doc], read: Reader | None) -> list[Doc]:
-    """A REFERENCE lookup's documents by how much their title and text share with the question:
-    its primary is only the nearest of several loose matches, and a supplement may be nearer."""
+def _near(question: str, read: Reader | None) -> Callable[[Doc], float]:
     q = bigrams(question)
 
     def near(d: Doc) -> float:
         title = (read(d.source) or ("", ""))[0] if read else ""
         return 3 * overlap(f"{title} {d.source}", q) + overlap(d.content, q)
 
-    return sorted(docs, key=lambda d: -near(d))[:1]
+    return near
+
+
+def _rank(question: str, docs: list[Doc], read: Reader | None, level: str) -> list[Doc]:
+    """A loose lookup's documents by how much their title and text share with the question.
+
+    REFERENCE: its primary is only the nearest of several loose matches, a supplement may be
+    nearer — the nearest one answers. HIGHLY_RELEVANT: a supplement nearer to the question than
+    the primary answers beside it (both are about the symptom; the nearer names it)."""
+    near = _near(question, read)
+    if level == REFERENCE:
+        return sorted(docs, key=lambda d: -near(d))[:1]
+    head, rest = docs[0], docs[1:]
+    better = [d for d in rest if near(d) > near(head) * 1.2]
+    return [head, *sorted(better, key=lambda d: -near(d))[:1]]
 
 
 def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[Doc]:
@@ -58,10 +70,11 @@ def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[
         aspect = str(item.get("aspect") or "")
         own = str(item.get("relevanceLevel") or level)
         label = aspect or str(ev.args.get("query") or "")
-        if i == 0 or (aspect and own in ANSWERING) or (level == REFERENCE and not aspect):
+        loose = level in (REFERENCE, "HIGHLY_RELEVANT") and not aspect
+        if i == 0 or (aspect and own in ANSWERING) or loose:
             out.append(Doc(source, content, own, aspect, i == 0, label))
-    if level == REFERENCE and not any(d.aspect for d in out):
-        return _rank_reference(question, out, read)
+    if out and level in (REFERENCE, "HIGHLY_RELEVANT") and not any(d.aspect for d in out):
+        return _rank(question, out, read, level)
     return out
 
 
