@@ -11,10 +11,11 @@ none of them are left out, and only the documents shown are cited.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graph.evidence import Evidence
 from graph.excerpt import as_markdown, quote, select
+from graph.intent import Intent, intents
 from graph.runbook_answer import ANSWERING, REFERENCE, document_part, not_found, reference_caveat
 from retrieval.textmatch import bigrams, overlap
 
@@ -51,7 +52,7 @@ def _rank(question: str, docs: list[Doc], read: Reader | None, level: str) -> li
     the primary answers beside it (both are about the symptom; the nearer names it)."""
     near = _near(question, read)
     if level == REFERENCE:
-        return sorted(docs, key=lambda d: -near(d))[:1]
+        return [replace(max(docs, key=near), primary=True)]
     head, rest = docs[0], docs[1:]
     better = [d for d in rest if near(d) > near(head) * 1.2]
     return [head, *sorted(better, key=lambda d: -near(d))[:1]]
@@ -74,7 +75,7 @@ def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[
         if i == 0 or (aspect and own in ANSWERING) or loose:
             out.append(Doc(source, content, own, aspect, i == 0, label))
     if out and level in (REFERENCE, "HIGHLY_RELEVANT") and not any(d.aspect for d in out):
-        return _rank(question, out, read, level)
+        return _rank(f"{ev.args.get('query') or ''} {question}", out, read, level)
     return out
 
 
@@ -86,12 +87,14 @@ def _fallback_part(question: str, doc: Doc) -> str:
     return head + "\n" + "\n".join(lines)
 
 
-def _part(question: str, doc: Doc, read: Reader | None, budget: int) -> str:
+def _part(question: str, doc: Doc, read: Reader | None, budget: int, wanted: list[Intent]) -> str:
     found = read(doc.source) if read else None
     if not found:
         return _fallback_part(question, doc)
     title, body = found
-    return document_part(question, doc.source, title, body, level=doc.level, budget=budget)
+    return document_part(
+        question, doc.source, title, body, level=doc.level, budget=budget, wanted=wanted
+    )
 
 
 def _other_part(ev: Evidence) -> str | None:
@@ -147,13 +150,13 @@ def extractive_answer(
             others.append(part)
     # A REFERENCE document is kept only when nothing better answers its symptom.
     if any(d.level in ANSWERING for d in docs):
-        docs = [d for d in docs if d.level in ANSWERING or (d.aspect and d.primary)]
+        docs = [d for d in docs if d.level in ANSWERING or d.primary]
     multi = len({d.aspect for d in docs if d.aspect}) > 1 or len(docs) > 1
     budget = max(PART_CHARS, ANSWER_CHARS // max(1, len(docs)))
     parts: list[str] = []
     for i, d in enumerate(docs, 1):
-        focus_q = f"{d.label} {ask}" if multi else ask
-        text = _part(focus_q, d, None if report else read, budget)
+        # One symptom's part answers that symptom, with the intent of the whole question.
+        text = _part(d.label if multi else ask, d, None if report else read, budget, intents(ask))
         if multi:
             text = f"### {i}. {d.label or d.source}\n\n{text}"
         parts.append(text)

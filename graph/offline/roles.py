@@ -202,6 +202,8 @@ def _domain_score(
             " ".join(map(str, d.get("covers", []) or [])).lower(),
         )
         for t in qterms:
+            if t.isascii() and len(t) < 4:
+                continue  # "out" is inside "Timeout": short English words match anything
             if t.lower() in title:
                 score, hits = score + 2, [*hits, t]
             elif t.lower() in covers:
@@ -219,11 +221,20 @@ def _symptom_docs(
         for name, docs in domains.items()
         for d in docs
     ]
-    scored = sorted((x for x in scored if x[0] >= 2), key=lambda x: (-x[0], x[2], x[3]))
+    low = clause.lower()
+
+    def first_hit(hits: list[str]) -> int:  # the clause's subject comes first: 连接池等待线程
+        return min((low.find(h.lower()) for h in hits if h.lower() in low), default=len(low))
+
+    scored = sorted(
+        (x for x in scored if x[0] >= 2), key=lambda x: (-x[0], first_hit(x[1]), x[2], x[3])
+    )
     if not scored:
         return []
-    floor = max(2, scored[0][0] / 2)
-    return [(name, title, hits) for score, hits, name, title in scored if score >= floor]
+    # One symptom, one runbook: the clause's best match (ties kept); a runbook that merely shares
+    # a word with the clause ("线程" in "连接池等待线程") would answer a symptom nobody asked about.
+    _, hits, name, title = scored[0]
+    return [(name, title, hits)]
 
 
 def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
