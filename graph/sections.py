@@ -124,7 +124,7 @@ def _relevance(s: Section, q: set[str]) -> float:
 
 def _intro(s: Section, after: list[Section]) -> bool:
     """A short lead-in whose sub-sections carry the content ("按下面的顺序排查。")."""
-    return bool(after) and after[0].level > s.level and len(s.body) < 160
+    return bool(after) and after[0].level > s.level and len(s.body) < 100
 
 
 QUOTED = re.compile(r"['\"“‘「]([^'\"”’」]{6,})['\"”’」]")
