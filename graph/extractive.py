@@ -20,7 +20,7 @@ from graph.runbook_answer import ANSWERING, REFERENCE, document_part, not_found,
 from retrieval.textmatch import bigrams, overlap
 
 Reader = Callable[[str], "tuple[str, str] | None"]  # path → (title, Markdown body)
-ANSWER_CHARS = 2800  # all runbook parts together; each gets its share, at least PART_CHARS
+ANSWER_CHARS = 3600  # all runbook parts together; each gets its share, at least PART_CHARS
 PART_CHARS = 700
 
 
