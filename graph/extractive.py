@@ -75,7 +75,7 @@ def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[
         if i == 0 or (aspect and own in ANSWERING) or loose:
             out.append(Doc(source, content, own, aspect, i == 0, label))
     if out and level in (REFERENCE, "HIGHLY_RELEVANT") and not any(d.aspect for d in out):
-        return _rank(f"{ev.args.get('query') or ''} {question}", out, read, level)
+        return _rank(str(ev.args.get("query") or question), out, read, level)
     return out
 
 

@@ -85,6 +85,8 @@ class Section:
         return "§" + self.heading
 
     def markdown(self) -> str:
+        if self.level <= 1:  # the title: the answer already names the document
+            return self.body
         return f"**{self.heading}**\n\n{self.body}" if self.body else f"**{self.heading}**"
 
 
@@ -119,7 +121,7 @@ def parse(text: str) -> list[Section]:
 
 def _relevance(s: Section, q: set[str]) -> float:
     """How much the section shares with the question: its heading (and its parents') weigh most."""
-    return 3 * overlap(s.heading, q) + overlap(" ".join(s.parents), q) + overlap(s.body, q)
+    return 6 * overlap(s.heading, q) + overlap(" ".join(s.parents), q) + overlap(s.body, q)
 
 
 def _intro(s: Section, after: list[Section]) -> bool:

@@ -233,8 +233,11 @@ def _symptom_docs(
         return []
     # One symptom, one runbook: the clause's best match (ties kept); a runbook that merely shares
     # a word with the clause ("线程" in "连接池等待线程") would answer a symptom nobody asked about.
+    # The clause's words that name any runbook clearly go into its one lookup, which ranks them.
+    floor = max(2, scored[0][0] / 2)
     _, hits, name, title = scored[0]
-    return [(name, title, hits)]
+    words = unique(h for score, more, _, _ in scored if score >= floor for h in [*hits, *more])
+    return [(name, title, words)]
 
 
 def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
