@@ -154,6 +154,8 @@ def act(
                     tool_calls=[_call("lookup_knowledge", _lookup_args(alt, spec), salt, 2)],
                 )
     question = spec.get("question") or _strip_json(asked)
+    if task != asked and read is not None:  # a follow-up goes on from the runbook already cited
+        evs = [*earlier_documents(messages, {x for e in evs for x in e.sources()}), *evs]
     return AIMessage(
         content=extractive_answer(
             question,
@@ -163,6 +165,35 @@ def act(
             read=read,
         )
     )
+
+
+CITED = re.compile(r"^来源：(.+)$", re.M)
+
+
+def earlier_documents(messages: Sequence[AnyMessage], have: set[str]) -> list[Evidence]:
+    """The documents the conversation's last answer cited, as lookups already served: the
+    session's lookups do not return a document twice, so a follow-up's own lookup finds the
+    next-nearest one while the subject is still the runbook the answer came from."""
+    answers = [_text(m) for m in messages[:-1] if isinstance(m, AIMessage) and not m.tool_calls]
+    for text in reversed(answers):
+        if m := CITED.search(text):
+            paths = [p.strip() for p in m.group(1).split("、") if p.strip() not in have]
+            return [
+                Evidence(
+                    "lookup_knowledge",
+                    {"query": p},
+                    "",
+                    True,
+                    "",
+                    {
+                        "found": True,
+                        "relevanceLevel": "HIGHLY_RELEVANT",
+                        "primary": {"source": p, "content": "（上一轮已引用）"},
+                    },
+                )
+                for p in paths[:1]
+            ]
+    return []
 
 
 # --- coordinating roles -----------------------------------------------------------------------
