@@ -58,6 +58,31 @@ def _rank(question: str, docs: list[Doc], read: Reader | None, level: str) -> li
     return [head, *sorted(better, key=lambda d: -near(d))[:1]]
 
 
+def _served_before(
+    ev: Evidence, evs: Sequence[Evidence], docs: list[Doc], read: Reader | None
+) -> list[Doc]:
+    """A symptom whose lookup returned nothing new because an earlier lookup already served its
+    runbook (as a supplement): that supplement, when it is the nearest to this lookup's query."""
+    query = str(ev.args.get("query") or "")
+    if not query or ev.data.get("primary"):
+        return []
+    shown = {d.source for d in docs}
+    pool = [
+        Doc(str(x.get("source", "")), str(x.get("content", "")), "HIGHLY_RELEVANT", "", True, query)
+        for e in evs
+        if e.tool == "lookup_knowledge" and e is not ev
+        for x in e.data.get("supplement", [])
+        if x.get("source") and x.get("content") and x.get("source") not in shown
+    ]
+    message = str(ev.data.get("message") or "")
+    named = [d for d in pool if read and (t := read(d.source)) and f"《{t[0]}》" in message]
+    if named:  # the lookup says which runbook it already served
+        return named[:1]
+    near = _near(query, read)
+    best = max(pool, key=near, default=None)
+    return [best] if best is not None and near(best) > 0 else []
+
+
 def _docs(ev: Evidence, question: str = "", read: Reader | None = None) -> list[Doc]:
     """The documents of one lookup worth a part: its primary, and in a multi-symptom lookup each
     aspect's document that answers (a supplement of a single-symptom lookup is left out)."""
@@ -145,7 +170,8 @@ def extractive_answer(
             if not ev.ok:
                 failed.append(f"知识库检索失败：{ev.text[:200]}")
                 continue
-            docs += [x for x in _docs(ev, ask, read) if x.source not in {d.source for d in docs}]
+            own = [x for x in _docs(ev, ask, read) if x.source not in {d.source for d in docs}]
+            docs += own or _served_before(ev, evs, docs, read)
         elif (part := _other_part(ev)) is not None:
             others.append(part)
     # A REFERENCE document is kept only when nothing better answers its symptom.
