@@ -227,3 +227,28 @@ def test_an_answer_names_what_it_left_out_and_where() -> None:
     left = next(ln for ln in text.splitlines() if ln.startswith("（未展示："))
     assert "「重试与幂等规范」" in left or "等" in left
     assert left.endswith("完整内容见 api/payment-errors.md）")
+
+
+# --- routing: one symptom spanning two domains is one lookup ----------------------------------
+
+
+def test_one_clause_naming_two_domains_is_one_symptom() -> None:
+    from graph.routing import classify, symptom_domains
+
+    domains = {
+        "READONLY": {"cache", "infrastructure"},
+        "ERR_TIMEOUT": {"api"},
+        "HikariCP": {"infra"},
+    }
+
+    def named(text: str) -> set[str]:
+        return set().union(*(d for k, d in domains.items() if k in text))
+
+    one = "after the sentinel failover our app still gets READONLY. what's wrong?"
+    assert symptom_domains(one, named) == set()  # one clause names both domains
+    two = "支付网关 ERR_TIMEOUT 突增，同时订单服务 HikariCP 连接池超时，分别怎么排查？"
+    assert symptom_domains(two, named) == {"api", "infra"}
+    assert classify(two, symptom_domains(two, named)) == "complex"
+    assert (
+        classify("How do I fix X? it keeps restarting since the deploy", {"kubernetes"}) == "simple"
+    )
