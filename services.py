@@ -16,6 +16,7 @@ from graph.deps import AgentDeps
 from graph.diagnosis.reader import runbook_reader
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
+from graph.offline.documents import document_reader
 from graph.prompts import load_prompts
 from graph.replay import Replayer
 from graph.runner import Runner
@@ -61,6 +62,7 @@ class Services:
         db = Database(settings.database_url)
         models = ModelFactory(settings)
         kb = KnowledgeBase.build(settings, db, embeddings=embeddings)
+        models.documents = document_reader(kb)
         domains = DomainService(
             db,
             kb.catalog,

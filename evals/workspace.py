@@ -113,7 +113,8 @@ class EvalStack:
 
     def graphs(self, run_settings: Settings) -> Graphs:
         """The graphs with the models of ``run_settings`` (the endpoint being judged)."""
-        deps = replace(self.services.deps, models=ModelFactory(run_settings))
+        documents = getattr(self.services.deps.models, "documents", None)
+        deps = replace(self.services.deps, models=ModelFactory(run_settings, documents))
         return compile_graphs(deps, self.services.checkpointer)
 
 

@@ -11,14 +11,17 @@ from langchain_core.language_models import BaseChatModel
 
 from graph.context import Context
 from graph.offline import OfflineChatModel
+from graph.offline.documents import Reader
 from settings import Settings
 
 OFFLINE = "offline"
 
 
 class ModelFactory:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, documents: Reader | None = None) -> None:
         self.settings = settings
+        # Lets the offline model quote a runbook's sections by the question's intent.
+        self.documents = documents
 
     def model_name(self, ctx: Context | None = None) -> str:
         wanted = (ctx.model if ctx else "") or ""
@@ -29,7 +32,7 @@ class ModelFactory:
     def for_role(self, role: str, ctx: Context | None = None) -> BaseChatModel:
         name = self.model_name(ctx)
         if name == OFFLINE:
-            return OfflineChatModel(role=role)
+            return OfflineChatModel(role=role, documents=self.documents)
         from langchain_openai import ChatOpenAI
 
         s = self.settings

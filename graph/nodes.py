@@ -23,7 +23,7 @@ from graph.deps import AgentDeps
 from graph.evidence import alerts, collect
 from graph.extractive import extractive_answer
 from graph.report import build_report
-from graph.routing import classify
+from graph.routing import classify, symptom_domains
 from graph.rules import Agent, aiops_step, next_agent, step_settled
 from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start
 
@@ -163,7 +163,11 @@ class Agents:
     # --- chat routing and the simple path -------------------------------------------------------
 
     async def classify(self, state: AgentState) -> Command[Literal["assistant", "supervisor"]]:
-        route = classify(state["question"], self.deps.named_domains(state["question"]))
+        q = state["question"]
+        named = self.deps.named_domains(q)
+        if len(named) >= 2:  # several domains: one symptom spanning them, or several symptoms?
+            named = symptom_domains(q, self.deps.named_domains) or set(sorted(named)[:1])
+        route = classify(q, named)
         return Command(
             goto="assistant" if route == "simple" else "supervisor", update={"route": route}
         )

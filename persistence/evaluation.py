@@ -2,6 +2,10 @@
 
 no tool call → 0; FAILED session → 0; +30 any successful call; +35 any L0 hit, else +20 any L1 hit;
 −10 per retrieval call that found nothing; −20 when every call failed; clamped to 0..100.
+
+A lookup judged REFERENCE (a document from another topic or technology) is not a hit: it counts as
+a miss and 5 points more, so an answer resting on an off-topic runbook never outscores an honest
+"not found" from the same calls (issue 19).
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ class Call:
     l0_match_count: int | None = None
     l1_match_count: int | None = None
     dedup_reason: str | None = None
+    relevance_level: str | None = None
+
+
+OFF_TOPIC = "REFERENCE"
+
+
+def _off_topic(c: Any) -> bool:
+    return getattr(c, "relevance_level", None) == OFF_TOPIC
 
 
 def evidence_score(session_status: str, calls: Sequence[Any]) -> dict[str, Any]:
@@ -40,6 +52,8 @@ def evidence_score(session_status: str, calls: Sequence[Any]) -> dict[str, Any]:
         score += 30
         factor("successful tool call", 30)
     lookups = [c for c in ok if c.tool_name in RETRIEVAL_TOOLS]
+    off_topic = [c for c in lookups if _off_topic(c)]
+    lookups = [c for c in lookups if not _off_topic(c)]
     if any((c.l0_match_count or 0) > 0 for c in lookups):
         score += 35
         factor("L0 hit", 35)
@@ -55,6 +69,9 @@ def evidence_score(session_status: str, calls: Sequence[Any]) -> dict[str, Any]:
     if misses:
         score -= 10 * len(misses)
         factor(f"retrieval with no hit ×{len(misses)}", -10 * len(misses))
+    if off_topic:
+        score -= 15 * len(off_topic)
+        factor(f"only an off-topic (REFERENCE) document ×{len(off_topic)}", -15 * len(off_topic))
     if not ok:
         score -= 20
         factor("all tool calls failed", -20)

@@ -141,3 +141,20 @@ async def test_aiops_report_opens_its_evidence_ledger(page: Page) -> None:
     key = (await call.inner_text()).split()[-1]
     await expect(page.locator(f'[data-call-key="{key}"]')).to_be_in_viewport()
     await _screenshot(page, "i19-aiops-ledger-session.png")
+
+
+async def test_paths_in_commands_stay_code_and_citations_open_base_documents(page: Page) -> None:
+    """Issue 19: ``jcmd 1 Thread.print > /tmp/threads-1.txt`` rendered as a citation link that
+    opened "document deleted"; only the runbook itself is a citation."""
+    await page.goto("/")
+    box = page.get_by_test_id("chat-input")
+    await box.fill("HikariCP 连接池满了，怎么查是谁占着连接？")
+    await box.press("Enter")
+    msg = page.get_by_test_id("message-assistant").last
+    await expect(msg).to_have_attribute("data-status", "done", timeout=RUN_TIMEOUT_MS)
+    answer = msg.get_by_test_id("answer")
+    await expect(answer.locator("code", has_text="/tmp/threads-1.txt").first).to_be_visible()
+    sources = await answer.get_by_test_id("citation").evaluate_all(
+        "els => els.map(e => e.dataset.source)"
+    )
+    assert sources and set(sources) == {"infrastructure/mysql-connection-pool.md"}, sources

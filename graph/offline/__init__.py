@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
 
 from graph.offline.roles import respond
 from graph.offline.text import estimate_tokens
@@ -30,6 +31,8 @@ class OfflineChatModel(BaseChatModel):
     role: str = "assistant"
     tool_names: list[str] = []
     model_name: str = "superbiz-offline"
+    # path → (title, body) of a knowledge-base document; None: answer from the lookup text only.
+    documents: Any = Field(default=None, exclude=True)
 
     @property
     def _llm_type(self) -> str:
@@ -46,7 +49,7 @@ class OfflineChatModel(BaseChatModel):
         return self.model_copy(update={"tool_names": names})
 
     def _reply(self, messages: list[BaseMessage]) -> AIMessage:
-        msg = respond(self.role, messages, set(self.tool_names))
+        msg = respond(self.role, messages, set(self.tool_names), read=self.documents)
         prompt = "\n".join(
             m.content if isinstance(m.content, str) else json.dumps(m.content, ensure_ascii=False)
             for m in messages

@@ -19,10 +19,12 @@ from graph.offline.text import terms
 # they mostly mean "then" or sit inside other words (其他, 因此).
 REFERS_BACK = re.compile(
     r"它们?|这个|那个|这种|那种|这类|该错误|该问题|上述|上面|前面|刚才"
-    r"|\b(?:it|its|that|this|these|those|them|they)\b",
+    r"|\b(?:it|its|that|this|these|those|them|they)\b"
+    # A question that opens as a continuation ("那怎么找到…", "so can we…") goes on the last topic.
+    r"|^\s*(?:那|那么|那要|所以|然后呢|(?:and|so|ok so|okay so|then)\b)",
     re.I,
 )
-SUBJECT_TERMS = 3  # at most this many earlier terms are carried over
+SUBJECT_TERMS = 4  # at most this many earlier terms are carried over
 
 
 def refers_back(question: str) -> bool:
@@ -42,7 +44,8 @@ def _codes(ts: list[str]) -> list[str]:
 def _subject(question: str) -> list[str]:
     """What an earlier question was about: its codes/identifiers, else its first content words."""
     ts = terms(question)
-    return (_codes(ts) or ts)[:SUBJECT_TERMS]
+    codes = _codes(ts)
+    return [*codes, *[t for t in ts if t not in codes]][:SUBJECT_TERMS]
 
 
 def with_subject(question: str, earlier: Sequence[str]) -> str:

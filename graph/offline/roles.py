@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
 from graph.compact import task_only
 from graph.evidence import Evidence, after_last_human, collect
-from graph.extractive import extractive_answer
+from graph.extractive import Reader, extractive_answer
 from graph.offline.followup import earlier_questions, with_subject
 from graph.offline.text import json_block, terms, unique, yaml_block
 from graph.rules import aiops_step, alert_steps, next_agent
@@ -140,7 +140,9 @@ def _alert_retry(spec: dict[str, Any], first: str) -> str | None:
     return alt if metrics and alt != first else None
 
 
-def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage:
+def act(
+    messages: Sequence[AnyMessage], tools: set[str], role: str, read: Reader | None = None
+) -> AIMessage:
     asked = _task(messages)
     spec = json_block(asked) or {}
     # A follow-up ("可以直接重试吗？" about an error asked before) searches with the earlier subject.
@@ -168,11 +170,46 @@ def act(messages: Sequence[AnyMessage], tools: set[str], role: str) -> AIMessage
                     tool_calls=[_call("lookup_knowledge", _lookup_args(alt, spec), salt, 2)],
                 )
     question = spec.get("question") or _strip_json(asked)
+    if task != asked and read is not None:  # a follow-up goes on from the runbook already cited
+        evs = [*earlier_documents(messages, {x for e in evs for x in e.sources()}), *evs]
     return AIMessage(
         content=extractive_answer(
-            question, evs, report=(role == "executor"), focus=task if task != asked else ""
+            question,
+            evs,
+            report=(role == "executor"),
+            focus=task if task != asked else "",
+            read=read,
         )
     )
+
+
+CITED = re.compile(r"^来源：(.+)$", re.M)
+
+
+def earlier_documents(messages: Sequence[AnyMessage], have: set[str]) -> list[Evidence]:
+    """The documents the conversation's last answer cited, as lookups already served: the
+    session's lookups do not return a document twice, so a follow-up's own lookup finds the
+    next-nearest one while the subject is still the runbook the answer came from."""
+    answers = [_text(m) for m in messages[:-1] if isinstance(m, AIMessage) and not m.tool_calls]
+    for text in reversed(answers):
+        if m := CITED.search(text):
+            paths = [p.strip() for p in m.group(1).split("、") if p.strip() not in have]
+            return [
+                Evidence(
+                    "lookup_knowledge",
+                    {"query": p},
+                    "",
+                    True,
+                    "",
+                    {
+                        "found": True,
+                        "relevanceLevel": "HIGHLY_RELEVANT",
+                        "primary": {"source": p, "content": "（上一轮已引用）"},
+                    },
+                )
+                for p in paths[:1]
+            ]
+    return []
 
 
 # --- coordinating roles -----------------------------------------------------------------------
@@ -212,6 +249,8 @@ def _domain_score(
             " ".join(map(str, d.get("covers", []) or [])).lower(),
         )
         for t in qterms:
+            if t.isascii() and len(t) < 4:
+                continue  # "out" is inside "Timeout": short English words match anything
             if t.lower() in title:
                 score, hits = score + 2, [*hits, t]
             elif t.lower() in covers:
@@ -229,11 +268,23 @@ def _symptom_docs(
         for name, docs in domains.items()
         for d in docs
     ]
-    scored = sorted((x for x in scored if x[0] >= 2), key=lambda x: (-x[0], x[2], x[3]))
+    low = clause.lower()
+
+    def first_hit(hits: list[str]) -> int:  # the clause's subject comes first: 连接池等待线程
+        return min((low.find(h.lower()) for h in hits if h.lower() in low), default=len(low))
+
+    scored = sorted(
+        (x for x in scored if x[0] >= 2), key=lambda x: (-x[0], first_hit(x[1]), x[2], x[3])
+    )
     if not scored:
         return []
+    # One symptom, one runbook: the clause's best match (ties kept); a runbook that merely shares
+    # a word with the clause ("线程" in "连接池等待线程") would answer a symptom nobody asked about.
+    # The clause's words that name any runbook clearly go into its one lookup, which ranks them.
     floor = max(2, scored[0][0] / 2)
-    return [(name, title, hits) for score, hits, name, title in scored if score >= floor]
+    _, hits, name, title = scored[0]
+    words = unique(h for score, more, _, _ in scored if score >= floor for h in [*hits, *more])
+    return [(name, title, words)]
 
 
 def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
@@ -330,9 +381,11 @@ def domain_summary(messages: Sequence[AnyMessage]) -> AIMessage:
     )
 
 
-def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMessage:
+def respond(
+    role: str, messages: Sequence[AnyMessage], tools: set[str], read: Reader | None = None
+) -> AIMessage:
     if role in ("assistant", "executor"):
-        return act(messages, tools, role)
+        return act(messages, tools, role, read)
     if role == "supervisor":
         return supervise(messages)
     if role == "planner":
@@ -350,7 +403,7 @@ def respond(role: str, messages: Sequence[AnyMessage], tools: set[str]) -> AIMes
             )
             for e in data.get("evidence", [])
         ]
-        return AIMessage(content=extractive_answer(data.get("question", ""), evs))
+        return AIMessage(content=extractive_answer(data.get("question", ""), evs, read=read))
     if role == "enricher":
         return document_fields(messages)
     if role == "domain_summary":

@@ -10,7 +10,8 @@ import { errorBox, h, loadingState, pick, setChildren, wireDialog } from "./ui.j
 // A knowledge-base path as the lookup reports it: folder(s)/name.md (also .markdown / .txt). The
 // generic form is ASCII, so Chinese prose around a path is never taken into it; paths the run's
 // lookups returned are matched exactly, whatever their characters.
-const GENERIC = "[A-Za-z0-9_\\-]+(?:/[A-Za-z0-9_.\\-]+)+\\.(?:md|markdown|txt)(?![A-Za-z0-9])";
+// Not inside a longer path: "/tmp/threads-1.txt" in a command is a file on a host, not a document.
+const GENERIC = "(?<![A-Za-z0-9_./\\-])[A-Za-z0-9_\\-]+(?:/[A-Za-z0-9_.\\-]+)+\\.(?:md|markdown|txt)(?![A-Za-z0-9])";
 
 function pathPattern(hints) {
   const known = [...hints.keys()].sort((a, b) => b.length - a.length).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
@@ -43,10 +44,11 @@ function addHint(hints, source, chunkIndex, breadcrumb) {
   if (!known || (known.chunkIndex == null && chunkIndex != null)) hints.set(source, { chunkIndex, breadcrumb });
 }
 
-/** Replace each path in `container`'s text with a citation link (code blocks and links left alone). */
+/** Replace each path in `container`'s text with a citation link. Code (blocks and inline: a
+ * command's `> /tmp/threads-1.txt`) and links are left alone: a path there is not a citation. */
 export function linkCitations(container, hints = new Map()) {
   const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT, {
-    acceptNode: (n) => (n.parentElement?.closest("a, pre") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (n) => (n.parentElement?.closest("a, pre, code") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
   });
   const pattern = pathPattern(hints);
   const nodes = [];
