@@ -258,6 +258,10 @@ def main() -> None:
         "out_of_fold_by_document": {
             lang: table([r for r in oof if r["lang"] == lang], cal, "p") for lang in langs
         },
+        # what a choice between fits may look at (the held split is the result, not a target)
+        "out_of_fold_fit_split": {
+            lang: table([r for r in oof_train if r["lang"] == lang], cal, "p") for lang in langs
+        },
         "held_split": {
             lang: table([r for r in held_tops if r["lang"] == lang], cal, "_none") for lang in langs
         },
