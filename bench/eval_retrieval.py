@@ -297,6 +297,12 @@ async def main() -> None:
     parser.add_argument("--keep-misses", action="store_true", help="list misses in the output")
     parser.add_argument("--no-loo", action="store_true", help="skip the leave-one-out pass")
     parser.add_argument(
+        "--split",
+        choices=["fit", "held"],
+        default=None,
+        help="ask only the cases of one split (a quicker report on the held-out runbooks)",
+    )
+    parser.add_argument(
         "--reindex-check",
         type=int,
         default=0,
@@ -336,6 +342,8 @@ async def main() -> None:
             try:
                 kb = await build(lang, work, args, embeddings)
                 cases = load_cases(lang, args.eval_root)
+                if args.split:
+                    cases = [q for q in cases if split_of(q.doc_key) == args.split]
                 t = time.perf_counter()
                 runner = Runner(kb, lang, dump)
                 runner.run(cases, loo=not args.no_loo)

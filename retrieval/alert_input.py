@@ -80,6 +80,23 @@ def _evidence_words(value: str) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
+def _name_words(value: str, named: Callable[[list[str]], bool]) -> list[str]:
+    """The name inside a label value when the base knows it as one (``logging/fluent-bit-xk7dp``
+    keeps ``fluent bit`` in a base with a Fluent Bit runbook): the leading words of its last path
+    part, up to the first part with a digit or no vowel (a hash, an ordinal, a pod suffix). One word
+    alone is left to the vocabulary (``cache/redis-0`` keeps ``redis``): a single common word of an
+    application's name (``cart``) would count as a term the right runbook lacks."""
+    last = value.rsplit("/", 1)[-1]
+    if "." in last or ":" in last:
+        return []
+    words: list[str] = []
+    for part in last.split("-"):
+        if not part.isalpha() or not re.search(r"[aeiouy]", part, re.IGNORECASE):
+            break
+        words.append(part.casefold())
+    return words if len(words) >= 2 and named(words) else []
+
+
 def _is_context(kind: str, value: str, known: Callable[[str], bool]) -> bool:
     if kind == "namespaced":
         parts = value.split("/")
@@ -98,10 +115,13 @@ def strip_context(
     values: Iterable[str] = (),
     *,
     known: Callable[[str], bool] = lambda term: False,
+    named: Callable[[list[str]], bool] = lambda words: False,
 ) -> Stripped:
     """``text`` without its label-like values (and without ``values``, a structured alert's label
     values, wherever they occur). ``known(term)`` says whether a knowledge-base document holds a
-    term: a status code or a hyphenated name that runbooks use is evidence, not context."""
+    term: a status code or a hyphenated name that runbooks use is evidence, not context.
+    ``named(words)``: do these words together name something the base is about (``fluent bit``)
+    — then a label value built on them keeps them (``_name_words``)."""
     spans: list[tuple[int, int]] = []
     for value in sorted({v for v in values if len(v.strip()) >= 2}, key=len, reverse=True):
         if code_tokens(value) and compact_term(value) == compact_term(code_tokens(value)[0]):
@@ -126,6 +146,7 @@ def strip_context(
         taken.append(value)
         out.append(text[last:start])
         kept = _evidence_words(value)
+        kept += [w for w in _name_words(value, named) if w not in {k.casefold() for k in kept}]
         out.append(f" {' '.join(kept)} " if kept else " ")
         last = end
     out.append(text[last:])

@@ -61,6 +61,20 @@ MODEL_FEATURES = FEATURES[:18]
 # mentions the query's alert is a sibling alert's runbook (below HIGHLY_RELEVANT).
 OTHER_TECHNOLOGY, SIBLING_ALERT = "other_technology", "sibling_alert"
 CAP_BELOW = 0.99  # a capped confidence sits just under the threshold it may not reach
+STACK_CLIP = 10.0  # first-stage logits are clipped here (a lone document's margin is to -clip)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+def margins(zs: Sequence[float]) -> list[float]:
+    """Each logit minus the best other one (a lone document's other is ``-STACK_CLIP``)."""
+    out = []
+    for i, z in enumerate(zs):
+        best = max((o for j, o in enumerate(zs) if j != i), default=-STACK_CLIP)
+        out.append(z - best)
+    return out
 
 
 def evidence(
@@ -175,12 +189,28 @@ class Calibration:
     # (probability, confidence) knots, increasing in both; (0, 0) and (1, 1) are implied.
     knots: list[tuple[float, float]] = field(default_factory=list)
     fitted_on: dict[str, object] = field(default_factory=dict)
+    # Second stage (empty: none): [bias, weight of the document's logit, weight of its margin to
+    # the best other judged document's logit]. A runbook that stands out from the others is more
+    # likely the answer than one among several similar siblings with the same evidence.
+    stack: list[float] = field(default_factory=list)
 
-    def probability(self, x: dict[str, float]) -> float:
+    def logit(self, x: dict[str, float]) -> float:
         z = self.bias
         for name, m, s, w in zip(self.features, self.mean, self.scale, self.weights, strict=True):
             z += w * (x.get(name, 0.0) - m) / s
-        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+        return max(min(z, STACK_CLIP), -STACK_CLIP)
+
+    def probability(self, x: dict[str, float]) -> float:
+        """The first stage alone (one document, no view of the others)."""
+        return _sigmoid(self.logit(x))
+
+    def probabilities(self, xs: Sequence[dict[str, float]]) -> list[float]:
+        """The probability of each of a lookup's judged documents (best first), both stages."""
+        zs = [self.logit(x) for x in xs]
+        if not self.stack:
+            return [_sigmoid(z) for z in zs]
+        b, wz, wm = self.stack
+        return [_sigmoid(b + wz * z + wm * m) for z, m in zip(zs, margins(zs), strict=True)]
 
     def confidence(self, x: dict[str, float]) -> float:
         return self.to_confidence(self.probability(x))

@@ -122,14 +122,10 @@ def judge_documents(
         judge = "dense"
     text_of = lambda h: _text(h, title_of(h.path))  # noqa: E731
     missing = _missing(entities, stats, text_of)
-    for i, doc in enumerate(top):
-        d = doc.best_distance
-        sim = similarity(d, thresholds.max_l2_distance) if d is not None else None
-        if judge == "dense" or calibration is None:
-            level = level_for(sim, thresholds)
-            j = Judged(doc, level, sim)
-        else:
-            x = evidence(
+    calibrated = judge != "dense" and calibration is not None
+    xs = (
+        [
+            evidence(
                 top,
                 i,
                 read=read,
@@ -142,9 +138,26 @@ def judge_documents(
                 max_l2=thresholds.max_l2_distance,
                 entity_missing=missing,
             )
-            p = calibration.probability(x)
+            for i in range(len(top))
+        ]
+        if calibrated
+        else []
+    )
+    # both stages: a document's probability also weighs how far it stands out from the others
+    ps = calibration.probabilities(xs) if calibrated else []  # type: ignore[union-attr]
+    for i, doc in enumerate(top):
+        d = doc.best_distance
+        sim = similarity(d, thresholds.max_l2_distance) if d is not None else None
+        if not calibrated:
+            level = level_for(sim, thresholds)
+            j = Judged(doc, level, sim)
+        else:
+            x, p = xs[i], ps[i]
             conf, rule = capped(
-                calibration.to_confidence(p), x, thresholds.highly_relevant, thresholds.reference
+                calibration.to_confidence(p),  # type: ignore[union-attr]
+                x,
+                thresholds.highly_relevant,
+                thresholds.reference,
             )
             if code_only and x["code_missing"] >= 1.0:
                 conf = min(conf, thresholds.reference * MISSING_CODE_CAP)
@@ -152,7 +165,7 @@ def judge_documents(
         if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
             j.level = RelevanceLevel.REFERENCE
         out.append(j)
-    if judge != "dense" and calibration is not None:
+    if calibrated:
         # The probability that a document answers the query weighs more evidence than either
         # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
         # Within a level, a document an entity rule capped (another product, a sibling alert)

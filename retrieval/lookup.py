@@ -76,7 +76,17 @@ class LookupService:
         }
 
     def prepare(self, query: str, alert: AlertInput | None = None) -> LookupQuery:
-        return prepare(query, alert, known=lambda t: self.catalog.document_frequency(t) > 0)
+        df = self.catalog.document_frequency
+        # a label value's name is evidence when the base holds all its words and one of them is
+        # specific (``fluent bit``), not when they are words every runbook has (``kube system``)
+        return prepare(
+            query,
+            alert,
+            known=lambda t: df(t) > 0,
+            named=lambda ws: (
+                all(df(w) > 0 for w in ws) and any(self.catalog.is_specific(w) for w in ws)
+            ),
+        )
 
     def lookup(
         self,

@@ -83,12 +83,17 @@ class LookupQuery:
 
 
 def prepare(
-    query: str, alert: AlertInput | None = None, *, known: Callable[[str], bool] = lambda t: False
+    query: str,
+    alert: AlertInput | None = None,
+    *,
+    known: Callable[[str], bool] = lambda t: False,
+    named: Callable[[list[str]], bool] = lambda words: False,
 ) -> LookupQuery:
-    """``known(term)``: does a document of the base hold the term (catalog statistics)."""
+    """``known(term)``: does a document of the base hold the term (catalog statistics);
+    ``named(words)``: do the words name something the base is about (``strip_context``)."""
     raw = query.strip() or (alert.text() if alert else "")
     values = alert.context_values() if alert else ()
-    stripped = strip_context(raw, values, known=known)
+    stripped = strip_context(raw, values, known=known, named=named)
     text = stripped.text or raw
     name = alert.alertname if alert else ""
     if name and compact_term(name) not in compact_term(text):

@@ -119,3 +119,22 @@ def test_the_alert_text_is_its_rendered_annotations() -> None:
     )
     assert a.text() == "Targets down\n100% of the payment-exporter targets are down."
     assert AlertInput.parse({"alertname": "Watchdog"}).text() == "Watchdog"
+
+
+def test_a_namespaced_name_the_base_knows_stays() -> None:
+    # issue 17: `logging/fluent-bit` was taken out whole although the base has a Fluent Bit runbook
+    known = {"fluent", "bit", "kube", "system", "output"}
+    specific = {"fluent"}  # "kube" and "system" are words every runbook of a k8s base has
+
+    def named(words: list[str]) -> bool:
+        return all(w in known for w in words) and any(w in specific for w in words)
+
+    text = "logging/fluent-bit-xk7dp output failed; kube-system/dns-autoscaler-7d8f restarted"
+    out = strip_context(
+        text, ["logging", "fluent-bit-xk7dp"], known=known.__contains__, named=named
+    )
+    terms = query_terms(out.text)
+    assert "fluent" in terms and "bit" in terms, out
+    assert "xk7dp" not in terms and "logging" not in terms
+    assert "kube" not in terms and "system" not in terms  # not specific: context
+    assert "logging/fluent-bit-xk7dp" in out.values  # still recorded as context

@@ -129,3 +129,17 @@ def test_dense_judge_is_the_similarity_rule_and_calibrated_uses_the_evidence() -
     judged = judge_documents(docs, judge="calibrated", calibration=cal, **common)
     assert judged[0].confidence is not None and judged[0].features["coverage"] == 1.0
     assert judged[0].level is RelevanceLevel.HIGHLY_RELEVANT
+
+
+def test_the_second_stage_weighs_how_far_a_document_stands_out() -> None:
+    # same first-stage evidence for the top document; alone it is likelier right than beside a
+    # near twin (a sibling runbook with almost the same evidence)
+    cal = Calibration(features=["coverage"], mean=[0.0], scale=[1.0], weights=[4.0], bias=-2.0)
+    cal.stack = [0.0, 1.0, 0.5]
+    alone = cal.probabilities([{"coverage": 0.9}, {"coverage": 0.1}])[0]
+    twin = cal.probabilities([{"coverage": 0.9}, {"coverage": 0.85}])[0]
+    assert alone > twin
+    cal.stack = []  # off: each document on its own evidence
+    assert cal.probabilities([{"coverage": 0.9}, {"coverage": 0.85}])[0] == pytest.approx(
+        cal.probability({"coverage": 0.9})
+    )
