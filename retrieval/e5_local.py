@@ -181,7 +181,7 @@ class E5Embeddings(CachedEmbeddings):
             self._vectors(encoder, [PASSAGE_PREFIX + "warm-up 预热"])
             barrier.wait(timeout=300)
 
-        for f in [self._documents.submit(warm) for _ in range(self.workers)]:
+        for f in [self._document_threads.submit(warm) for _ in range(self.workers)]:
             f.result()
 
     # --- the threads the model runs on ------------------------------------------------------
@@ -190,7 +190,7 @@ class E5Embeddings(CachedEmbeddings):
         return ThreadPoolExecutor(size, f"e5-{name}", initializer=_one_intraop_thread)
 
     @property
-    def _documents(self) -> ThreadPoolExecutor:
+    def _document_threads(self) -> ThreadPoolExecutor:
         if self._documents_pool is None:
             with self._load_lock:
                 if self._documents_pool is None:
@@ -285,7 +285,7 @@ class E5Embeddings(CachedEmbeddings):
             return self._vectors(encoder, passages).tolist()
         # Tokenised here, run on the workers (a single batch too: the caller's thread may run
         # torch with more intra-op threads than one).
-        return self._vectors(encoder, passages, self._documents).tolist()
+        return self._vectors(encoder, passages, self._document_threads).tolist()
 
     def _embed_query(self, text: str) -> list[float]:
         encoder = self.encoder
