@@ -3,9 +3,10 @@
 Variants (``--variants``, each in its own process, alternating per repeat so all see the same
 load): ``seed`` (the repository at ``_common.SEED_REV``, MiniLM in fp32, in its own venv),
 ``current`` (the default: multilingual-e5-small, precision auto, on its own threads with one
-torch intra-op thread each), ``current_inline`` (the same model in the caller's thread with torch's
-default intra-op threads, as it ran before), ``current_minilm`` (the packaged MiniLM, precision auto), ``current_minilm_fp32`` and ``current_fp32`` (e5 in fp32); ``before``
-with ``--before REV``. In every variant the model is loaded and warmed and jieba's dictionary
+torch intra-op thread each), ``current_inline`` (the same model in the caller's thread with
+torch's default intra-op threads, as it ran before), ``current_minilm`` (the packaged MiniLM,
+precision auto), ``current_minilm_fp32`` and ``current_fp32`` (e5 in fp32); ``before`` with
+``--before REV``. In every variant the model is loaded and warmed and jieba's dictionary
 loaded before the timed region, which is ``init()`` alone.
 
 Scenarios: the shipped knowledge base (``knowledge_base/``, 30 runbooks), a synthetic set of small
