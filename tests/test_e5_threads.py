@@ -57,10 +57,12 @@ def test_every_pass_runs_with_one_intraop_thread_whatever_the_caller_uses(
 
 def test_a_query_does_not_wait_for_a_document_batch(embeddings, passes) -> None:
     seen, started = passes
-    # One text of four full windows: a single batch of 4 × 512 tokens, seconds of work.
-    long_text = " ".join(f"订单服务 order-{i} 超时 timeout" for i in range(600))
-    windows = len(embeddings.tokenizer.encode(PASSAGE_PREFIX + long_text)) // embeddings.window
-    assert windows >= 3
+    # One text of three to four windows: a single batch (≤ 4 × 512 tokens), seconds of work.
+    pieces: list[str] = []
+    while embeddings.count_tokens(PASSAGE_PREFIX + " ".join(pieces)) < 3.5 * embeddings.window:
+        pieces.append(f"订单服务 order-{len(pieces)} 超时 timeout")
+    long_text = " ".join(pieces)
+    assert embeddings.count_tokens(PASSAGE_PREFIX + long_text) <= 4 * embeddings.window
     done = threading.Event()
 
     def importing() -> None:
