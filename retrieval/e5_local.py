@@ -66,6 +66,25 @@ def default_workers() -> int:
     return max(1, min(MAX_WORKERS, cpus))
 
 
+def _libc_trim() -> Callable[[], None]:
+    """glibc's ``malloc_trim(0)``, or nothing where there is no glibc."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return lambda: None
+    trim.argtypes = [ctypes.c_size_t]
+    return lambda: trim(0)
+
+
+# A document batch's activations (tens of MB) are freed into glibc's heaps, which keep them: the
+# resident set stayed ~160 MB higher after one batch of 2,048 tokens (measured); trimming after
+# each call hands that back to the system (the server's RSS target is 1 GB).
+release_freed_memory = _libc_trim()
+
+
 def _one_intraop_thread() -> None:
     import torch
 
@@ -183,6 +202,7 @@ class E5Embeddings(CachedEmbeddings):
 
         for f in [self._document_threads.submit(warm) for _ in range(self.workers)]:
             f.result()
+        release_freed_memory()  # the load's temporaries (weights dequantised, the vocabulary)
 
     # --- the threads the model runs on ------------------------------------------------------
 
@@ -285,7 +305,10 @@ class E5Embeddings(CachedEmbeddings):
             return self._vectors(encoder, passages).tolist()
         # Tokenised here, run on the workers (a single batch too: the caller's thread may run
         # torch with more intra-op threads than one).
-        return self._vectors(encoder, passages, self._document_threads).tolist()
+        try:
+            return self._vectors(encoder, passages, self._document_threads).tolist()
+        finally:
+            release_freed_memory()
 
     def _embed_query(self, text: str) -> list[float]:
         encoder = self.encoder
