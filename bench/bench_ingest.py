@@ -2,9 +2,11 @@
 
 Variants (``--variants``, each in its own process, alternating per repeat so all see the same
 load): ``seed`` (the repository at ``_common.SEED_REV``, MiniLM in fp32, in its own venv),
-``current`` (the default: multilingual-e5-small, precision auto), ``current_minilm`` (the packaged
-MiniLM, precision auto), ``current_minilm_fp32`` and ``current_fp32`` (e5 in fp32); ``before``
-with ``--before REV``. In every variant the model is loaded and warmed and jieba's dictionary
+``current`` (the default: multilingual-e5-small, precision auto, on its own threads with one
+torch intra-op thread each), ``current_inline`` (the same model in the caller's thread with
+torch's default intra-op threads, as it ran before), ``current_minilm`` (the packaged MiniLM,
+precision auto), ``current_minilm_fp32`` and ``current_fp32`` (e5 in fp32); ``before`` with
+``--before REV``. In every variant the model is loaded and warmed and jieba's dictionary
 loaded before the timed region, which is ``init()`` alone.
 
 Scenarios: the shipped knowledge base (``knowledge_base/``, 30 runbooks), a synthetic set of small
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -41,7 +44,10 @@ from pathlib import Path
 import _common as c
 
 EVAL_CORPUS = c.ROOT / "bench" / "eval" / "corpus"
-DEFAULT_VARIANTS = "seed,current,current_minilm,current_minilm_fp32"
+DEFAULT_VARIANTS = "seed,current,current_inline,current_minilm,current_minilm_fp32"
+# current_inline: the default model run in the caller's thread with torch's default intra-op
+# threads, as it ran before e5 got threads of its own (the same-run baseline for them).
+VARIANTS = {**c.EMBEDDING_VARIANTS, "current_inline": {"BENCH_E5_WORKERS": "0"}}
 TARGET_DOCS_PER_S = 5.0
 
 
@@ -139,11 +145,15 @@ async def variant(kbs: list[str]) -> dict:
     c.warm_jieba()
     t = time.perf_counter()
     emb = c.variant_embeddings()
+    if os.environ.get("BENCH_E5_WORKERS"):
+        emb.workers = int(os.environ["BENCH_E5_WORKERS"])
+    getattr(emb, "load", lambda: None)()  # as the server starts it (threads warmed)
     emb.embed_query("warm-up")
     emb.embed_documents(["warm-up " * 50, "预热" * 80])
     return {
         "model_load_seconds": round(time.perf_counter() - t, 2),
         **c.embedding_info(emb),
+        "e5_workers": getattr(emb, "workers", None),
         "runs": {kb: await ingest_once(emb, Path(kb)) for kb in kbs},
     }
 
@@ -226,7 +236,7 @@ def summarise(name: str, kb: str, runs: dict[str, list[dict]]) -> dict:
                 ),
             }
     # current / baseline: > 1 means the default model imports faster than the baseline
-    for base in ("seed", "before", "current_minilm", "current_minilm_fp32"):
+    for base in ("seed", "before", "current_inline", "current_minilm", "current_minilm_fp32"):
         if base in out and "current" in out:
             out[f"speed_current_vs_{base}"] = {
                 "wall_min": c.ratio(out[base]["seconds_min"], out["current"]["seconds_min"]),
@@ -246,8 +256,7 @@ def main() -> None:
     ap.add_argument(
         "--variants",
         default=DEFAULT_VARIANTS,
-        help=f"comma-separated, from seed, before, {', '.join(c.EMBEDDING_VARIANTS)} "
-        "(default: %(default)s)",
+        help=f"comma-separated, from seed, before, {', '.join(VARIANTS)} (default: %(default)s)",
     )
     ap.add_argument(
         "--rev", default=c.SEED_REV, help="git revision holding the seed code (baseline)"
@@ -274,7 +283,7 @@ def main() -> None:
         names = [v for v in names if v != "seed"]
     if args.before and "before" not in names:
         names.insert(1, "before")
-    unknown = set(names) - {"seed", "before", *c.EMBEDDING_VARIANTS}
+    unknown = set(names) - {"seed", "before", *VARIANTS}
     if unknown or "current" not in names:
         ap.error(f"unknown variants {sorted(unknown)}" if unknown else "current must be measured")
     trees = {"seed": c.seed_tree(args.rev) if "seed" in names else None}
@@ -295,13 +304,11 @@ def main() -> None:
                         runs[v].append(c.run_variant("bench_ingest.py", trees[v], kb_args))
                 else:
                     runs[v].append(
-                        c.run_variant(
-                            "bench_ingest.py", c.ROOT, kb_args, env=c.EMBEDDING_VARIANTS[v]
-                        )
+                        c.run_variant("bench_ingest.py", c.ROOT, kb_args, env=VARIANTS[v])
                     )
         out: dict = {
             "bench": "ingest",
-            "machine": c.machine(),
+            "machine": {**c.machine(), "load_average_1m_at_end": os.getloadavg()[0]},
             "baseline_rev": args.rev if trees["seed"] else None,
             "before_rev": args.before or None,
             "embeddings": {

@@ -7,8 +7,10 @@ questions.
 
 "cold" clears the query-embedding cache before each lookup (the model runs every time); "warm"
 repeats the same queries with the cache filled. Variants: ``seed`` (``_common.SEED_REV``, extracted
-to a temp folder, MiniLM), ``current`` (the defaults: multilingual-e5-small) and
-``current_minilm`` (the packaged MiniLM), each in its own subprocess, alternating per repeat.
+to a temp folder, MiniLM), ``current`` (the defaults: multilingual-e5-small),
+``current_inline`` (the same model run in the caller's thread with torch's default intra-op
+threads, as before e5 had threads of its own) and ``current_minilm`` (the packaged MiniLM), each in
+its own subprocess, alternating per repeat. The 1-minute load average is reported beside them.
 
 Target (issue): p50 ≤ 40 ms over the mix (cold).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -72,6 +75,9 @@ async def build(work: Path, kb_dir: Path):  # noqa: ANN201
     upgrade(settings.database_url)
     db = Database(settings.database_url)
     emb = c.variant_embeddings()
+    if os.environ.get("BENCH_E5_WORKERS"):
+        emb.workers = int(os.environ["BENCH_E5_WORKERS"])
+    getattr(emb, "load", lambda: None)()  # as the server starts it (threads warmed)
     emb.embed_query("warm-up")
     kb = KnowledgeBase.build(settings, db, embeddings=emb)
     report = await kb.ingestion.init()
@@ -143,6 +149,9 @@ def main() -> None:
     ap.add_argument("--rev", default=c.SEED_REV)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-minilm", action="store_true", help="skip the packaged-MiniLM variant")
+    ap.add_argument(
+        "--no-inline", action="store_true", help="skip the current_inline variant (threads before)"
+    )
     ap.add_argument("--smoke", action="store_true", help="toy sizes: does it run (CI), no targets")
     ap.add_argument("--as-variant", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--kb", type=Path, default=c.ROOT / "knowledge_base", help=argparse.SUPPRESS)
@@ -163,21 +172,32 @@ def main() -> None:
 
 def measure(args: argparse.Namespace) -> dict:
     seed = None if args.no_baseline else c.seed_tree(args.rev)
-    runs: dict[str, list[dict]] = {"seed": [], "current": [], "current_minilm": []}
+    runs: dict[str, list[dict]] = {
+        "seed": [],
+        "current": [],
+        "current_inline": [],
+        "current_minilm": [],
+    }
+    load = [os.getloadavg()[0]]
     rounds = ["--rounds", str(args.rounds), "--kb", str(args.kb)]
     for _ in range(args.repeat):
         if seed is not None:
             runs["seed"].append(c.run_variant("bench_lookup.py", seed, rounds))
         runs["current"].append(c.run_variant("bench_lookup.py", c.ROOT, rounds))
+        if not args.no_inline:
+            runs["current_inline"].append(
+                c.run_variant("bench_lookup.py", c.ROOT, rounds, env={"BENCH_E5_WORKERS": "0"})
+            )
         if not args.no_minilm:
             runs["current_minilm"].append(
                 c.run_variant(
                     "bench_lookup.py", c.ROOT, rounds, env=c.EMBEDDING_VARIANTS["current_minilm"]
                 )
             )
+    load.append(os.getloadavg()[0])
     out: dict = {
         "bench": "lookup",
-        "machine": c.machine(),
+        "machine": {**c.machine(), "load_average_1m": {"before": load[0], "after": load[1]}},
         "baseline_rev": args.rev if seed else None,
         "queries": QUERIES,
     }
@@ -189,7 +209,7 @@ def measure(args: argparse.Namespace) -> dict:
                 if len(rs) > 1
                 else {}
             )
-    for base in ("seed", "current_minilm"):
+    for base in ("seed", "current_inline", "current_minilm"):
         if runs[base]:
             # > 1: the default is faster than the baseline
             out[f"speed_p50_current_vs_{base}"] = {
