@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.boot import Boot
+from api.hosts import HostAllowlist
 from api.http_metrics import HttpMetrics
 from api.limits import UploadSizeLimit
 from api.routes import (
@@ -85,6 +86,8 @@ def _install_middleware(app: FastAPI, settings: Settings) -> None:
     app.middleware("http")(_timing)
     app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
     app.add_middleware(SecurityMiddleware, allowed_origins=settings.auth.allowed_origins)
+    # Before the cross-site check: a rebound name passes that check (its Origin matches its Host).
+    app.add_middleware(HostAllowlist, allowed=settings.allowed_hosts, bind_host=settings.host)
     app.add_middleware(HttpMetrics)  # outermost: refusals by the others are counted too
 
 

@@ -36,6 +36,9 @@ SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 SHIPPED_KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 KNOWLEDGE_SUBDIR = "knowledge_base"
 ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
+HOST_RE = re.compile(
+    r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*(:\d{1,5})?"
+)
 
 
 class _Section(BaseModel):
@@ -277,6 +280,40 @@ class Settings(BaseSettings):
         "", description="When set, /metrics requires 'Authorization: Bearer <token>'; empty = open."
     )
     max_upload_mb: int = Field(10, ge=1, le=1024)
+    # --- HTTP surface (issue 20): trusted names, body limits, lookup admission ---------------
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Names this server answers to besides loopback ones (localhost, 127.0.0.1, "
+        "::1) and its bind address, e.g. ops.example.com or *.corp.example; comma-separated in "
+        "the environment. Any other Host header gets 421 (a defence against DNS rebinding).",
+    )
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, v: Any) -> Any:
+        return [p for p in v.split(",") if p.strip()] if isinstance(v, str) else v
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, v: list[str]) -> list[str]:
+        out = []
+        for raw in v:
+            name = raw.strip().lower().rstrip(".")
+            if "[" not in name and name.count(":") > 1 and "/" not in name:  # a bare IPv6
+                out.append(name)
+                continue
+            if name.startswith("[") and "]" in name:  # [IPv6] or [IPv6]:port
+                out.append(name[1 : name.index("]")])
+                continue
+            if not HOST_RE.fullmatch(name):
+                raise ValueError(
+                    f"'{raw}' is not a host name; write a name such as ops.example.com or "
+                    "*.corp.example (no scheme, no path)"
+                )
+            out.append(name.split(":")[0])
+        return out
+
+    # --- end HTTP surface ---------------------------------------------------------------------
     knowledge_check_seconds: float = Field(
         60.0,
         ge=1,
