@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from persistence import conversations
 from persistence.db import Database
 from persistence.models import DiagnosisSession, SessionStatus, utcnow
 from persistence.repository import get_session
@@ -164,6 +165,7 @@ class Lease:
         self.db, self.session_id, self.ttl_s = db, session_id, ttl_s
         self.owner = new_owner()
         self.lost = False
+        self.thread_id: str | None = None  # the conversation held too (``claim_conversation``)
 
     def fields(self) -> dict[str, Any]:
         """The lease columns of a session this attempt creates."""
@@ -183,6 +185,26 @@ class Lease:
         left = (aware(row.lease_until) - utcnow()).total_seconds() if row.lease_until else 0
         raise SessionBusy(self.session_id, max(1, math.ceil(left)))
 
+    async def claim_conversation(self, thread_id: str) -> None:
+        """Take the conversation for this attempt, or raise ``ConversationBusy``: one run at a
+        time per thread (``persistence/conversations.py``)."""
+        async with self.db.session() as s:
+            if not await conversations.claim(s, thread_id, self.owner, self.session_id, self.ttl_s):
+                raise await conversations.busy(s, thread_id)
+        self.thread_id = thread_id
+
+    async def release_conversation(self) -> None:
+        """Free the conversation (best effort: a row left behind expires after one lease)."""
+        if self.thread_id is None:
+            return
+        try:
+            async with self.db.session() as s:
+                await conversations.release(s, self.thread_id, self.owner)
+        except Exception as exc:
+            log.warning("could not free conversation %s now (%s)", self.thread_id, exc)
+            return
+        self.thread_id = None
+
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:
         task = asyncio.create_task(self._renew_forever())
@@ -199,6 +221,8 @@ class Lease:
             try:
                 async with self.db.session() as s:
                     held = await renew(s, self.session_id, self.owner, self.ttl_s)
+                    if held and self.thread_id is not None:
+                        held = await conversations.renew(s, self.thread_id, self.owner, self.ttl_s)
             except Exception as exc:
                 log.warning("could not renew the lease of session %s: %s", self.session_id, exc)
                 continue
