@@ -20,7 +20,7 @@ from api import errors
 from api.boot import Boot
 from api.hosts import HostAllowlist
 from api.http_metrics import HttpMetrics
-from api.limits import UploadSizeLimit
+from api.limits import BodySizeLimit
 from api.routes import (
     cases,
     chat,
@@ -84,7 +84,11 @@ async def _timing(request: Request, call_next: Any) -> Any:
 def _install_middleware(app: FastAPI, settings: Settings) -> None:
     # The last one added runs first: cross-site requests are refused before anything is read.
     app.middleware("http")(_timing)
-    app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
+    app.add_middleware(
+        BodySizeLimit,
+        max_upload_bytes=settings.max_upload_mb * 1024 * 1024,
+        max_body_bytes=settings.max_body_kb * 1024,
+    )
     app.add_middleware(SecurityMiddleware, allowed_origins=settings.auth.allowed_origins)
     # Before the cross-site check: a rebound name passes that check (its Origin matches its Host).
     app.add_middleware(HostAllowlist, allowed=settings.allowed_hosts, bind_host=settings.host)

@@ -313,6 +313,13 @@ class Settings(BaseSettings):
             out.append(name.split(":")[0])
         return out
 
+    max_body_kb: int = Field(
+        1024,
+        ge=16,
+        le=1024 * 1024,
+        description="Largest request body (JSON) in KB on every route but uploads (MAX_UPLOAD_MB); "
+        "a larger one gets 413 before it is read whole.",
+    )
     # --- end HTTP surface ---------------------------------------------------------------------
     knowledge_check_seconds: float = Field(
         60.0,
