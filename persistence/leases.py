@@ -110,9 +110,10 @@ async def renew(session: AsyncSession, session_id: str, owner: str, ttl_s: float
 
 async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
     """Close RUNNING sessions whose lease ran out as FAILED (resumable), totals recounted from
-    their rows. RUNNING sessions without a lease (started before leases existed) are closed once
-    untouched for ``unleased_stale_s``. The lease owner is kept: should the stalled attempt come
-    back, it may still close its own session truthfully."""
+    their rows and ``total_duration_ms`` from the start to the last sign of life (the last
+    heartbeat, else the last update). RUNNING sessions without a lease (started before leases
+    existed) are closed once untouched for ``unleased_stale_s``. The lease owner is kept: should
+    the stalled attempt come back, it may still close its own session truthfully."""
     now = utcnow()
     expired = sa.or_(
         DiagnosisSession.lease_until < now,
@@ -121,20 +122,36 @@ async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
             DiagnosisSession.updated_at < now - timedelta(seconds=unleased_stale_s),
         ),
     )
-    result = await session.execute(
-        sa.update(DiagnosisSession)
-        .where(DiagnosisSession.status == SessionStatus.RUNNING, expired)
-        .values(
-            status=SessionStatus.FAILED,
-            error_message=INTERRUPTED,
-            lease_until=None,
-            updated_at=now,
-            completed_at=now,
-            **recounted_totals(),
-        )
+    running = (DiagnosisSession.status == SessionStatus.RUNNING, expired)
+    found = await session.execute(
+        sa.select(
+            DiagnosisSession.session_id,
+            DiagnosisSession.created_at,
+            DiagnosisSession.heartbeat_at,
+            DiagnosisSession.updated_at,
+        ).where(*running)
     )
+    swept = 0
+    # One conditional UPDATE per session (the duration differs per row, and date arithmetic in
+    # SQL differs per engine); a row another worker closed meanwhile no longer matches.
+    for session_id, created, beat, updated in found.all():
+        alive = aware(beat or updated or created)
+        result = await session.execute(
+            sa.update(DiagnosisSession)
+            .where(DiagnosisSession.session_id == session_id, *running)
+            .values(
+                status=SessionStatus.FAILED,
+                error_message=INTERRUPTED,
+                lease_until=None,
+                updated_at=now,
+                completed_at=now,
+                total_duration_ms=max(0, int((alive - aware(created)).total_seconds() * 1000)),
+                **recounted_totals(),
+            )
+        )
+        swept += int(result.rowcount or 0)
     await session.commit()
-    return int(result.rowcount or 0)
+    return swept
 
 
 # --- the holder's side --------------------------------------------------------------------------
