@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
+from api.admission import Admission
 from api.boot import Boot
 from api.hosts import HostAllowlist
 from api.http_metrics import HttpMetrics
@@ -127,6 +128,9 @@ def create_app(
         lifespan=_lifespan(settings, services, embeddings),
     )
     app.state.settings = settings
+    app.state.lookup_gate = Admission(
+        settings.lookup_concurrency, settings.lookup_queue, settings.lookup_max_wait_s
+    )
     errors.install(app)
     _install_middleware(app, settings)
     _mount_routes(app)

@@ -320,6 +320,22 @@ class Settings(BaseSettings):
         description="Largest request body (JSON) in KB on every route but uploads (MAX_UPLOAD_MB); "
         "a larger one gets 413 before it is read whole.",
     )
+    lookup_concurrency: int = Field(
+        4,
+        ge=1,
+        le=256,
+        description="POST /api/knowledge/lookup: lookups running at once per worker.",
+    )
+    lookup_queue: int = Field(
+        16,
+        ge=0,
+        le=10000,
+        description="Lookups that may wait for a slot; past that (or after lookup-max-wait-s) the "
+        "request gets 503 overloaded with Retry-After.",
+    )
+    lookup_max_wait_s: float = Field(
+        2.0, gt=0, le=60, description="Longest a lookup waits for a slot before 503."
+    )
     # --- end HTTP surface ---------------------------------------------------------------------
     knowledge_check_seconds: float = Field(
         60.0,
