@@ -30,15 +30,14 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from settings_http import HttpSurfaceSettings
+
 DEFAULT_CONFIG_FILE = "config.yaml"
 SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 # The sample runbooks shipped with the code; copied into DATA_DIR/knowledge_base on first start.
 SHIPPED_KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 KNOWLEDGE_SUBDIR = "knowledge_base"
 ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
-HOST_RE = re.compile(
-    r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*(:\d{1,5})?"
-)
 
 
 class _Section(BaseModel):
@@ -239,7 +238,7 @@ class AuthSettings(_Section):
         return out
 
 
-class Settings(BaseSettings):
+class Settings(HttpSurfaceSettings, BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
         env_file=".env",
@@ -280,63 +279,6 @@ class Settings(BaseSettings):
         "", description="When set, /metrics requires 'Authorization: Bearer <token>'; empty = open."
     )
     max_upload_mb: int = Field(10, ge=1, le=1024)
-    # --- HTTP surface (issue 20): trusted names, body limits, lookup admission ---------------
-    allowed_hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Names this server answers to besides loopback ones (localhost, 127.0.0.1, "
-        "::1) and its bind address, e.g. ops.example.com or *.corp.example; comma-separated in "
-        "the environment. Any other Host header gets 421 (a defence against DNS rebinding).",
-    )
-
-    @field_validator("allowed_hosts", mode="before")
-    @classmethod
-    def _split_hosts(cls, v: Any) -> Any:
-        return [p for p in v.split(",") if p.strip()] if isinstance(v, str) else v
-
-    @field_validator("allowed_hosts")
-    @classmethod
-    def _hosts(cls, v: list[str]) -> list[str]:
-        out = []
-        for raw in v:
-            name = raw.strip().lower().rstrip(".")
-            if "[" not in name and name.count(":") > 1 and "/" not in name:  # a bare IPv6
-                out.append(name)
-                continue
-            if name.startswith("[") and "]" in name:  # [IPv6] or [IPv6]:port
-                out.append(name[1 : name.index("]")])
-                continue
-            if not HOST_RE.fullmatch(name):
-                raise ValueError(
-                    f"'{raw}' is not a host name; write a name such as ops.example.com or "
-                    "*.corp.example (no scheme, no path)"
-                )
-            out.append(name.split(":")[0])
-        return out
-
-    max_body_kb: int = Field(
-        1024,
-        ge=16,
-        le=1024 * 1024,
-        description="Largest request body (JSON) in KB on every route but uploads (MAX_UPLOAD_MB); "
-        "a larger one gets 413 before it is read whole.",
-    )
-    lookup_concurrency: int = Field(
-        4,
-        ge=1,
-        le=256,
-        description="POST /api/knowledge/lookup: lookups running at once per worker.",
-    )
-    lookup_queue: int = Field(
-        16,
-        ge=0,
-        le=10000,
-        description="Lookups that may wait for a slot; past that (or after lookup-max-wait-s) the "
-        "request gets 503 overloaded with Retry-After.",
-    )
-    lookup_max_wait_s: float = Field(
-        2.0, gt=0, le=60, description="Longest a lookup waits for a slot before 503."
-    )
-    # --- end HTTP surface ---------------------------------------------------------------------
     knowledge_check_seconds: float = Field(
         60.0,
         ge=1,
