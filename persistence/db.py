@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -160,9 +161,14 @@ class Database:
             try:
                 await conn.execute(stmt)
                 await conn.commit()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await conn.rollback()
+                raise
             finally:
-                if self.kind == "sqlite":
-                    await conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+                if self.kind == "sqlite":  # the pooled connection goes back as it came
+                    with contextlib.suppress(Exception):
+                        await conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
 
     async def dispose(self) -> None:
         await self.engine.dispose()
