@@ -14,6 +14,8 @@ import argparse
 import asyncio
 import json
 import os
+import signal
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -103,6 +105,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=30.0, help="client timeout per request (s)")
     ap.add_argument("--smoke", action="store_true", help="toy sizes: does it run (CI), no targets")
     args = ap.parse_args()
+    # A run stopped by `timeout` or kill still stops its server (the finally below runs).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.smoke:
         args.rate, args.duration = 40.0, 3.0
     with tempfile.TemporaryDirectory(prefix="bench-overload-") as tmp:
