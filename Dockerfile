@@ -39,7 +39,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 
 # 3. the project itself (not editable). Its modules are also copied to /app below; /app comes first
 #    on sys.path (PYTHONPATH), so `prompts/`, `web/` and `knowledge_base/` resolve beside the code.
-COPY README.md server.py settings.py services.py studio.py ./
+COPY README.md server.py settings.py settings_http.py services.py studio.py ./
 COPY api/ api/
 COPY graph/ graph/
 COPY persistence/ persistence/
@@ -80,7 +80,7 @@ COPY --from=build /opt/venv /opt/venv
 # The source tree at /app: the prompts_dir setting reads prompts/ (PROMPTS_DIR), api/routes/pages.py reads
 # web/ beside the api package, and the server imports/ingests knowledge_base/ (KNOWLEDGE_BASE_DIR).
 WORKDIR /app
-COPY server.py settings.py services.py studio.py langgraph.json pyproject.toml ./
+COPY server.py settings.py settings_http.py services.py studio.py langgraph.json pyproject.toml ./
 COPY api/ api/
 COPY graph/ graph/
 COPY persistence/ persistence/

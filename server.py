@@ -17,9 +17,11 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
+from api.admission import Admission
 from api.boot import Boot
+from api.hosts import HostAllowlist
 from api.http_metrics import HttpMetrics
-from api.limits import UploadSizeLimit
+from api.limits import BodySizeLimit
 from api.routes import (
     cases,
     chat,
@@ -83,8 +85,14 @@ async def _timing(request: Request, call_next: Any) -> Any:
 def _install_middleware(app: FastAPI, settings: Settings) -> None:
     # The last one added runs first: cross-site requests are refused before anything is read.
     app.middleware("http")(_timing)
-    app.add_middleware(UploadSizeLimit, max_bytes=settings.max_upload_mb * 1024 * 1024)
+    app.add_middleware(
+        BodySizeLimit,
+        max_upload_bytes=settings.max_upload_mb * 1024 * 1024,
+        max_body_bytes=settings.max_body_kb * 1024,
+    )
     app.add_middleware(SecurityMiddleware, allowed_origins=settings.auth.allowed_origins)
+    # Before the cross-site check: a rebound name passes that check (its Origin matches its Host).
+    app.add_middleware(HostAllowlist, allowed=settings.allowed_hosts, bind_host=settings.host)
     app.add_middleware(HttpMetrics)  # outermost: refusals by the others are counted too
 
 
@@ -120,6 +128,9 @@ def create_app(
         lifespan=_lifespan(settings, services, embeddings),
     )
     app.state.settings = settings
+    app.state.lookup_gate = Admission(
+        settings.lookup_concurrency, settings.lookup_queue, settings.lookup_max_wait_s
+    )
     errors.install(app)
     _install_middleware(app, settings)
     _mount_routes(app)

@@ -142,6 +142,7 @@ class Services:
         services = await asyncio.to_thread(cls.build, settings, embeddings=embeddings)
         try:
             await services.sweeper().sweep()  # sessions whose worker died while this one was down
+            await cls._remove_stale_temps(settings)
             await services.kb.start(ingest_if_empty=ingest_if_empty, progress=progress)
             created = await services.domains.ensure_all()
             if created:
@@ -156,6 +157,17 @@ class Services:
             await services.close()
             raise
         return services
+
+    @staticmethod
+    async def _remove_stale_temps(settings: Settings) -> None:
+        """Uploads that crashed between writing their temporary file and renaming it."""
+        from retrieval.uploads import remove_stale_temps
+
+        if settings.knowledge_base_dir is None:
+            return
+        removed = await asyncio.to_thread(remove_stale_temps, settings.knowledge_base_dir)
+        if removed:
+            log.warning("removed %d stale upload temporary file(s)", len(removed))
 
     def _started(self) -> tuple[Graphs, BaseCheckpointSaver | None]:
         if self.graphs is None:

@@ -30,6 +30,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from settings_http import HttpSurfaceSettings
+
 DEFAULT_CONFIG_FILE = "config.yaml"
 SHIPPED_PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 # The sample runbooks shipped with the code; copied into DATA_DIR/knowledge_base on first start.
@@ -236,7 +238,7 @@ class AuthSettings(_Section):
         return out
 
 
-class Settings(BaseSettings):
+class Settings(HttpSurfaceSettings, BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
         env_file=".env",

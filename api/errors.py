@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException
 
 from persistence import dberrors
+from persistence.conversations import ConversationBusy
 from persistence.feedback import FeedbackError, SessionNotFound
 from retrieval.errors import KnowledgeError
 from retrieval.store import StoreUnavailable
@@ -97,6 +98,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(SessionNotFound)
     async def _session(_: Request, exc: SessionNotFound) -> JSONResponse:
         return error(exc.status, exc.code, str(exc))
+
+    @app.exception_handler(ConversationBusy)
+    async def _busy(_: Request, exc: ConversationBusy) -> JSONResponse:
+        retry = {"Retry-After": str(exc.retry_after_s)}
+        return error(409, "conversation_busy", str(exc), retry)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

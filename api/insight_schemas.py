@@ -80,6 +80,9 @@ class Insights(Camel):
     since: datetime | None
     until: datetime
     bucket: Literal["hour", "day", "week"]
+    bucket_seconds: int = Field(
+        description="the timeline's bucket width; past 400 weeks a bucket holds several weeks"
+    )
     sessions_by_status: dict[str, int]
     lookups: int
     relevance_levels: list[Count] = Field(description="查询质量分布: lookups per relevance level")

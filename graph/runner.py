@@ -26,7 +26,7 @@ from graph.recorder import RunRecorder
 from graph.resume import ResumePlan, plan_resume
 from graph.state import run_input
 from graph.timing import StepTimer
-from persistence import dberrors, run_rows
+from persistence import conversations, dberrors, run_rows
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
@@ -128,7 +128,21 @@ class Runner:
                 origin=origin or (SessionOrigin.REPLAY if replay_of else SessionOrigin.USER),
                 **lease.fields(),
             )
+        # One turn at a time per conversation (raises ConversationBusy). Claimed once the session
+        # exists (persistence/conversations.py says why); a refused turn's record is removed.
+        try:
+            await lease.claim_conversation(thread_id)
+        except BaseException:
+            await asyncio.shield(self._discard(session_id))
+            raise
         return Run(session_id, thread_id, flow, question, lease)
+
+    async def _discard(self, session_id: str) -> None:
+        try:
+            async with self.db.session() as db:
+                await conversations.discard_session(db, session_id)
+        except Exception as exc:  # left RUNNING, it is swept as interrupted after one lease
+            log.warning("could not remove the refused session %s: %s", session_id, exc)
 
     @staticmethod
     def config(
@@ -252,12 +266,14 @@ class Runner:
         try:
             closed = await self._write_finish(run, status, answer, error)
         except Exception as exc:
+            await run.lease.release_conversation()  # the turn is over even if its record waits
             log.warning("could not close session %s now (%s); retrying", run.session_id, exc)
             self._spawn(self._finish_later(run, status, answer, error))
             return (
                 f"the run ended but its record could not be stored: {describe_failure(exc)}; it is "
                 "closed when the database accepts writes again"
             )
+        await run.lease.release_conversation()
         if not closed:
             log.warning("session %s was taken over by another run; not closing it", run.session_id)
             return "another run of this session took over its record while this one stalled"
@@ -348,6 +364,7 @@ class Runner:
         run = Run(session_id, row.thread_id, row.agent_flow, row.query, lease, continued=True)
         before = (row.answer, row.error_message or INTERRUPTED)
         try:
+            await lease.claim_conversation(row.thread_id)  # a newer turn may be running on it
             plan, head_answer = await self._plan(run, row.id or 0)
         except BaseException:
             await asyncio.shield(self._finish(run, SessionStatus.FAILED, *before))

@@ -46,12 +46,19 @@ def bucket_count(start: datetime, end: datetime, unit: str) -> int:
 
 
 def fit_unit(start: datetime, end: datetime, unit: str) -> str:
-    """``unit``, widened until the window needs at most MAX_BUCKETS points."""
+    """``unit``, widened until the window needs at most MAX_BUCKETS points (or to weeks)."""
+    return fit_step(start, end, unit)[0]
+
+
+def fit_step(start: datetime, end: datetime, unit: str) -> tuple[str, timedelta]:
+    """The unit and the bucket width: ``unit`` widened to day and week, then several weeks per
+    bucket, until the window needs at most MAX_BUCKETS points (decades of weeks stay a chart)."""
     order = list(UNITS)
     for candidate in order[order.index(unit) :]:
         if bucket_count(start, end, candidate) <= MAX_BUCKETS:
-            return candidate
-    return order[-1]
+            return candidate, UNITS[candidate]
+    weeks = math.ceil(bucket_count(start, end, "week") / MAX_BUCKETS)
+    return "week", UNITS["week"] * weeks
 
 
 @dataclass(frozen=True)
@@ -61,24 +68,28 @@ class Bucket:
 
 
 def time_series(
-    events: Iterable[tuple[datetime, str]], start: datetime, end: datetime, unit: str
+    events: Iterable[tuple[datetime, str]],
+    start: datetime,
+    end: datetime,
+    unit: str,
+    step: timedelta | None = None,
 ) -> list[Bucket]:
     """Counts per bucket and per series name, every bucket from ``start`` to ``end`` present
     (empty ones at zero, so a quiet hour shows as a dip, not as a missing point). Events outside
-    the window are ignored."""
+    the window are ignored. ``step`` (a multiple of ``unit``, default one) is the bucket width."""
+    step = step or UNITS[unit]
     first, last = floor_to(start, unit), floor_to(end, unit)
-    step = UNITS[unit]
-    tally: dict[datetime, Counter[str]] = {}
+    count = int((last - first) / step) + 1
+    tally: dict[int, Counter[str]] = {}
     for ts, name in events:
         key = floor_to(ts, unit)
         if first <= key <= last:
-            tally.setdefault(key, Counter())[name] += 1
+            tally.setdefault(int((key - first) / step), Counter())[name] += 1
     names = sorted({name for c in tally.values() for name in c})
-    out, cursor = [], first
-    while cursor <= last:
-        found = tally.get(cursor, Counter())
-        out.append(Bucket(cursor, {name: found[name] for name in names}))
-        cursor += step
+    out = []
+    for i in range(count):
+        found = tally.get(i, Counter())
+        out.append(Bucket(first + i * step, {name: found[name] for name in names}))
     return out
 
 

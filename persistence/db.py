@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -25,6 +27,8 @@ from persistence.dberrors import describe
 from persistence.models import WriteProbe, utcnow
 
 log = logging.getLogger(__name__)
+PROBE_TIMEOUT_S = 2.0  # /healthz answers within about this, even on a locked or stalled database
+SQLITE_BUSY_MS = 30000  # how long a write waits for another writer's lock
 PROBE_CACHE_S = 5.0  # /healthz may be polled every second; one write per few seconds proves enough
 
 
@@ -67,7 +71,7 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
             cur = dbapi_conn.cursor()
             # WAL lets the server read while an import writes; busy_timeout rides out short locks.
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
             # In WAL mode NORMAL syncs at checkpoints, not on every commit: 8 ms → 0.02 ms per
             # commit here (an import commits twice per file). A power loss may undo the last
             # commits; the database stays consistent and the files re-import.
@@ -106,12 +110,16 @@ class Database:
             yield s
 
     async def ping(self) -> bool:
+        """Does the database answer at all (within PROBE_TIMEOUT_S)?"""
         try:
-            async with self.engine.connect() as conn:
-                await conn.execute(sa.text("SELECT 1"))
+            await asyncio.wait_for(self._select_one(), PROBE_TIMEOUT_S)
             return True
         except Exception:
             return False
+
+    async def _select_one(self) -> None:
+        async with self.engine.connect() as conn:
+            await conn.execute(sa.text("SELECT 1"))
 
     async def write_failure(self) -> str | None:
         """None when the database accepts writes, else what is wrong in words. Rewrites one probe
@@ -131,14 +139,36 @@ class Database:
             stmt = stmt.on_conflict_do_update(index_elements=["id"], set_=values)
         failure: str | None = None
         try:
-            async with self.sessions() as s:
-                await s.execute(stmt)
-                await s.commit()
+            await asyncio.wait_for(self._probe_write(stmt), PROBE_TIMEOUT_S)
+        except TimeoutError:
+            log.warning("the database write probe got no answer within %s s", PROBE_TIMEOUT_S)
+            failure = (
+                f"the database did not answer a write within {PROBE_TIMEOUT_S:g} s (locked by "
+                "another process, or overloaded)"
+            )
         except Exception as exc:
             log.warning("the database write probe failed: %s", exc)
             failure = describe(exc) or "the database does not accept writes (see the server log)"
         self._write_probe = (now, failure)
         return failure
+
+    async def _probe_write(self, stmt: Any) -> None:
+        # A locked SQLite file would hold the probe for the whole busy timeout (30 s); the probe
+        # waits for the lock only as long as /healthz may take, then says so.
+        async with self.engine.connect() as conn:
+            if self.kind == "sqlite":
+                await conn.exec_driver_sql(f"PRAGMA busy_timeout={int(PROBE_TIMEOUT_S * 750)}")
+            try:
+                await conn.execute(stmt)
+                await conn.commit()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await conn.rollback()
+                raise
+            finally:
+                if self.kind == "sqlite":  # the pooled connection goes back as it came
+                    with contextlib.suppress(Exception):
+                        await conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -67,6 +67,7 @@ class Insights:
     sessions: dict[str, int]  # total, by status, by feedback, cases
     timeline: list[b.Bucket] = field(default_factory=list)
     latency: list[b.Latency] = field(default_factory=list)
+    step_s: int = 3600  # the timeline's bucket width (several weeks for windows of decades)
 
 
 def _traffic(session_id: Any) -> Any:
@@ -156,9 +157,10 @@ async def read_insights(s: AsyncSession, window: Window, unit: str | None = None
     start = window.since or (min(starts) if starts else None)
     timeline: list[b.Bucket] = []
     chosen = unit or "hour"
+    step = b.UNITS[chosen]
     if start is not None:
-        chosen = b.fit_unit(start, until, unit or b.choose_unit(start, until))
-        timeline = b.time_series(events, start, until, chosen)
+        chosen, step = b.fit_step(start, until, unit or b.choose_unit(start, until))
+        timeline = b.time_series(events, start, until, chosen, step)
     evidence = [float(e) for *_, e in sessions if _valid(e)]
     return Insights(
         since=window.since,
@@ -174,4 +176,5 @@ async def read_insights(s: AsyncSession, window: Window, unit: str | None = None
         sessions=_session_totals(sessions, cases),
         timeline=timeline,
         latency=b.latency_by_tool((tool, ms) for _, tool, ms, *_ in calls),
+        step_s=int(step.total_seconds()),
     )

@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from persistence import conversations
 from persistence.db import Database
 from persistence.models import DiagnosisSession, SessionStatus, utcnow
 from persistence.repository import get_session
@@ -109,9 +110,10 @@ async def renew(session: AsyncSession, session_id: str, owner: str, ttl_s: float
 
 async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
     """Close RUNNING sessions whose lease ran out as FAILED (resumable), totals recounted from
-    their rows. RUNNING sessions without a lease (started before leases existed) are closed once
-    untouched for ``unleased_stale_s``. The lease owner is kept: should the stalled attempt come
-    back, it may still close its own session truthfully."""
+    their rows and ``total_duration_ms`` from the start to the last sign of life (the last
+    heartbeat, else the last update). RUNNING sessions without a lease (started before leases
+    existed) are closed once untouched for ``unleased_stale_s``. The lease owner is kept: should
+    the stalled attempt come back, it may still close its own session truthfully."""
     now = utcnow()
     expired = sa.or_(
         DiagnosisSession.lease_until < now,
@@ -120,20 +122,36 @@ async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
             DiagnosisSession.updated_at < now - timedelta(seconds=unleased_stale_s),
         ),
     )
-    result = await session.execute(
-        sa.update(DiagnosisSession)
-        .where(DiagnosisSession.status == SessionStatus.RUNNING, expired)
-        .values(
-            status=SessionStatus.FAILED,
-            error_message=INTERRUPTED,
-            lease_until=None,
-            updated_at=now,
-            completed_at=now,
-            **recounted_totals(),
-        )
+    running = (DiagnosisSession.status == SessionStatus.RUNNING, expired)
+    found = await session.execute(
+        sa.select(
+            DiagnosisSession.session_id,
+            DiagnosisSession.created_at,
+            DiagnosisSession.heartbeat_at,
+            DiagnosisSession.updated_at,
+        ).where(*running)
     )
+    swept = 0
+    # One conditional UPDATE per session (the duration differs per row, and date arithmetic in
+    # SQL differs per engine); a row another worker closed meanwhile no longer matches.
+    for session_id, created, beat, updated in found.all():
+        alive = aware(beat or updated or created)
+        result = await session.execute(
+            sa.update(DiagnosisSession)
+            .where(DiagnosisSession.session_id == session_id, *running)
+            .values(
+                status=SessionStatus.FAILED,
+                error_message=INTERRUPTED,
+                lease_until=None,
+                updated_at=now,
+                completed_at=now,
+                total_duration_ms=max(0, int((alive - aware(created)).total_seconds() * 1000)),
+                **recounted_totals(),
+            )
+        )
+        swept += int(result.rowcount or 0)
     await session.commit()
-    return int(result.rowcount or 0)
+    return swept
 
 
 # --- the holder's side --------------------------------------------------------------------------
@@ -164,6 +182,7 @@ class Lease:
         self.db, self.session_id, self.ttl_s = db, session_id, ttl_s
         self.owner = new_owner()
         self.lost = False
+        self.thread_id: str | None = None  # the conversation held too (``claim_conversation``)
 
     def fields(self) -> dict[str, Any]:
         """The lease columns of a session this attempt creates."""
@@ -183,6 +202,26 @@ class Lease:
         left = (aware(row.lease_until) - utcnow()).total_seconds() if row.lease_until else 0
         raise SessionBusy(self.session_id, max(1, math.ceil(left)))
 
+    async def claim_conversation(self, thread_id: str) -> None:
+        """Take the conversation for this attempt, or raise ``ConversationBusy``: one run at a
+        time per thread (``persistence/conversations.py``)."""
+        async with self.db.session() as s:
+            if not await conversations.claim(s, thread_id, self.owner, self.session_id, self.ttl_s):
+                raise await conversations.busy(s, thread_id)
+        self.thread_id = thread_id
+
+    async def release_conversation(self) -> None:
+        """Free the conversation (best effort: a row left behind expires after one lease)."""
+        if self.thread_id is None:
+            return
+        try:
+            async with self.db.session() as s:
+                await conversations.release(s, self.thread_id, self.owner)
+        except Exception as exc:
+            log.warning("could not free conversation %s now (%s)", self.thread_id, exc)
+            return
+        self.thread_id = None
+
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:
         task = asyncio.create_task(self._renew_forever())
@@ -199,6 +238,8 @@ class Lease:
             try:
                 async with self.db.session() as s:
                     held = await renew(s, self.session_id, self.owner, self.ttl_s)
+                    if held and self.thread_id is not None:
+                        held = await conversations.renew(s, self.thread_id, self.owner, self.ttl_s)
             except Exception as exc:
                 log.warning("could not renew the lease of session %s: %s", self.session_id, exc)
                 continue

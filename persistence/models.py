@@ -340,3 +340,18 @@ class EvalResult(SQLModel, table=True):
     duration_ms: int | None = None
     judge: dict[str, Any] | None = _json()  # the optional LLM judge's score, apart from the checks
     created_at: datetime = _created()
+
+
+class ConversationLease(SQLModel, table=True):
+    """One run at a time per conversation (``persistence/conversations.py``): the row of a thread
+    names the run attempt holding it and until when; concurrent turns on one thread would fork its
+    checkpoints and keep only one of the questions."""
+
+    __tablename__ = "conversation_lease"
+    __table_args__ = (MYSQL_TABLE_ARGS,)
+
+    thread_id: str = Field(max_length=64, primary_key=True)
+    owner: str = Field(max_length=64, nullable=False)
+    session_id: str = Field(max_length=64, nullable=False)
+    lease_until: datetime | None = None
+    updated_at: datetime = _created()

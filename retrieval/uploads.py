@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import re
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -91,6 +92,25 @@ def remove_file(path: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+STALE_TEMP_S = 120.0  # an upload's temporary file lives for one database write; older is a crash's
+
+
+def remove_stale_temps(folder: Path, older_than_s: float = STALE_TEMP_S) -> list[Path]:
+    """Delete the temporary files (``write_temp``'s names) a crashed upload left under
+    ``folder``. Young ones are kept: another worker may be between its write and its rename."""
+    removed: list[Path] = []
+    cutoff = time.time() - older_than_s
+    for path in folder.rglob(".*.tmp") if folder.is_dir() else ():
+        try:
+            if TEMP_NAME.match(path.name) and path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+        except OSError as exc:  # gone meanwhile, or not ours to delete: leave it
+            log.warning("could not remove the stale temporary file %s: %s", path, exc)
+    return removed
 
 
 def write_temp(target: Path, data: bytes) -> Path:

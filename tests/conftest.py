@@ -17,6 +17,9 @@ from tests.support.paths import ROOT
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# In-process clients call the app as http://test (or t, or Starlette's testserver): names the Host
+# allowlist refuses unless configured, as an operator would configure a public name.
+os.environ.setdefault("ALLOWED_HOSTS", "test,t,testserver")
 
 
 @pytest.fixture(scope="session", autouse=True)

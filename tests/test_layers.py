@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lower rank = lower layer. A module may import its own layer or any lower one.
 RANK = {
     "settings": 0,
+    "settings_http": 0,  # the HTTP surface's part of the settings
     "telemetry": 0,  # metric definitions: every layer records into them
     "persistence": 1,
     "retrieval": 2,

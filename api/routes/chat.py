@@ -23,7 +23,7 @@ from graph.aiops import AIOPS_TASK
 from persistence.feedback import submit_feedback
 
 router = APIRouter(prefix="/api", tags=["chat"], dependencies=Guarded)
-ERRORS = responses(400, 401, 403, 404, 415, 422, 503)
+ERRORS = responses(400, 401, 403, 404, 409, 415, 422, 503)  # 409: conversation_busy
 
 
 def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:

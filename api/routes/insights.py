@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
 from api.deps import Guarded, ServicesDep
-from api.errors import ApiError, responses
+from api.errors import responses
 from api.insight_schemas import Bin, Bucket, Count, FeedbackRates, Insights, ToolLatency
+from api.ranges import moment_range
 from persistence import bucketing
 from persistence.insights import Insights as Read
 from persistence.insights import Window, read_insights
@@ -41,6 +41,7 @@ def _out(r: Read) -> Insights:
         since=r.since,
         until=r.until,
         bucket=r.unit,  # type: ignore[arg-type]
+        bucket_seconds=r.step_s,
         sessions_by_status={s: r.sessions.get(s, 0) for s in STATUSES},
         lookups=r.lookups,
         relevance_levels=[Count(key=k, count=n) for k, n in r.relevance],
@@ -67,10 +68,18 @@ def _out(r: Read) -> Insights:
 async def insights(
     services: ServicesDep,
     since: Annotated[
-        datetime | None, Query(description="window start, ISO 8601 (no offset = UTC)")
+        str | None,
+        Query(
+            max_length=40,
+            description="window start: a date (from 00:00 UTC) or an ISO date-time (no offset = UTC)",
+        ),
     ] = None,
     until: Annotated[
-        datetime | None, Query(description="window end, ISO 8601 (no offset = UTC); default now")
+        str | None,
+        Query(
+            max_length=40,
+            description="window end: a date (the whole day, UTC) or an ISO date-time; default now",
+        ),
     ] = None,
     bucket: Annotated[
         Literal["hour", "day", "week"] | None,
@@ -79,13 +88,10 @@ async def insights(
 ) -> Any:
     """Distributions of relevance levels, dedup reasons, similarity, judge confidence and
     evidence scores; feedback rates; sessions and lookups over time; tool latency."""
-    window = Window(since, until)
-    if window.since and window.until and window.since > window.until:
-        raise ApiError(
-            400,
-            "invalid_window",
-            f"since ({since}) is after until ({until}); swap them or leave one out",
-        )
+    lo, hi = moment_range(
+        ("since", "until"), since, until, code="invalid_window", hint="swap them or leave one out"
+    )
+    window = Window(lo, hi)
     async with services.db.session() as s:
         result = await read_insights(s, window, bucket)
     return _out(result)

@@ -85,10 +85,11 @@ async def stats(request: Request, services: ServicesDep) -> dict[str, Any]:
 
 
 @router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)
-async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
+async def lookup(body: LookupRequest, services: ServicesDep, request: Request) -> dict[str, Any]:
     """Hit testing: one lookup with a fresh session memory, showing what the model would see and
     every raw score (L0 matches, dense / BM25 / RRF per hit). The optional fields override the
-    server's retrieval settings for this request only; ``settings`` says what it ran with."""
+    server's retrieval settings for this request only; ``settings`` says what it ran with. Under
+    overload: 503 ``overloaded`` with ``Retry-After`` (``api/admission.py``)."""
     wanted = overrides.LookupOverrides(**body.model_dump(exclude={"query", "alert"}))
     config = overrides.apply(services.kb.lookup_service.config, wanted)
     if config.thresholds.reference > config.thresholds.highly_relevant:
@@ -100,7 +101,8 @@ async def lookup(body: LookupRequest, services: ServicesDep) -> dict[str, Any]:
             "raise the second",
         )
     alert = AlertInput.parse(body.alert.model_dump()) if body.alert else None
-    outcome = await services.kb.alookup(body.query, config=config, alert=alert)
+    async with request.app.state.lookup_gate.slot():
+        outcome = await services.kb.alookup(body.query, config=config, alert=alert)
     settings = camelize(overrides.effective(config, wanted))
     settings["overridden"] = [to_camel(name) for name in settings["overridden"]]
     return {"result": outcome.payload, "scores": camelize(outcome.artifact), "settings": settings}

@@ -82,10 +82,17 @@ function kpis(d) {
   );
 }
 
+// Past 400 weeks a bucket holds several weeks (bucketSeconds says how many).
+function bucketName(d) {
+  const weeks = Math.round((pick(d, "bucketSeconds") || 0) / 604800);
+  if (d.bucket === "week" && weeks > 1) return `${weeks}周`;
+  return { hour: "小时", day: "天", week: "周" }[d.bucket] || d.bucket;
+}
+
 function panels(d) {
   const sum = (xs) => xs.reduce((a, x) => a + x.count, 0);
   const timeline = d.timeline || [];
-  const unit = { hour: "小时", day: "天", week: "周" }[d.bucket] || d.bucket;
+  const unit = bucketName(d);
   const latency = pick(d, "toolLatency") || [];
   return [
     chartPanel("timeline", "会话与检索趋势 Sessions & lookups over time", `每${unit}的会话数与 lookup_knowledge 调用数`,
@@ -140,7 +147,7 @@ async function load() {
     return;
   }
   while (charts.length) charts.pop().destroy();
-  els.span.textContent = `${d.since ? fmtDate(d.since) : "最早记录"} → ${fmtDate(d.until)} · 按${{ hour: "小时", day: "天", week: "周" }[d.bucket] || d.bucket}统计`;
+  els.span.textContent = `${d.since ? fmtDate(d.since) : "最早记录"} → ${fmtDate(d.until)} · 按${bucketName(d)}统计`;
   if (d.empty) {
     setChildren(els.body, emptyState("这个时间范围内还没有会话和工具调用：到「对话」页提问或运行 AI-Ops 告警分析后，这里会显示统计图表。",
       h("a", { class: "button primary", href: "/" }, "去提问")));
