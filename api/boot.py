@@ -2,7 +2,8 @@
 services are up, then serves while the first import of an empty knowledge base runs as an ordinary
 import job (``importing`` on ``/healthz``, progress on the console).
 
-Phases: ``starting`` → ``importing`` (first start only) → ``ready``; ``failed`` when the services
+Phases: ``starting`` → ``importing`` (first start, or re-importing what a crash interrupted) →
+``ready``; ``failed`` when the services
 cannot start (the reason is logged and the server stops, as it did when start-up blocked).
 
 Several workers: the first import runs under the start-up lock (``Services.start_holding_lock``),
@@ -66,9 +67,12 @@ class Boot:
     async def _run(self) -> None:
         try:
             async with Services.start_holding_lock(
-                self.settings, ingest_if_empty=False, embeddings=self.embeddings
+                self.settings, ingest_if_empty=False, embeddings=self.embeddings, recover=False
             ) as svc:
                 self._publish(svc)
+                # Like the first import, the start-up recovery (imports a crash interrupted,
+                # stores out of step) runs while the API serves (it re-embeds: minutes).
+                await self._recover(svc)
                 if await svc.kb.needs_first_import():
                     await self._first_import(svc)
             self._mark("ready")
@@ -99,6 +103,24 @@ class Boot:
             self.settings.milvus_kind,
             self.settings.chat_model_kind,
         )
+
+    async def _recover(self, svc: Services) -> None:
+        """The start-up recovery round as a job; ``importing`` (with the job) while it re-imports
+        what a crash interrupted, so the console's banner and ``/healthz`` say what is going on."""
+        recovery = svc.kb.recovery
+        pending = await recovery.interrupted()
+        if pending:
+            self._mark("importing")
+            log.info("re-importing %d document(s) an interrupted import left unfinished", pending)
+        try:
+            job = self.app.state.jobs.start(False, recovery=recovery.recover, also=self.progress)
+        except ImportInProgress:  # someone's import got there first
+            return
+        if pending:
+            self.job = job
+        await job.finished.wait()
+        if job.status == "failed":
+            log.error("start-up recovery failed: %s", job.error)
 
     async def _first_import(self, svc: Services) -> None:
         self._mark("importing")

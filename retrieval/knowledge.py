@@ -94,10 +94,17 @@ class KnowledgeBase:
         return cls(settings, db, embeddings, store, catalog, ingestion, loader, recovery, lookup)
 
     async def start(
-        self, *, ingest_if_empty: bool = True, progress: Progress | None = None
+        self,
+        *,
+        ingest_if_empty: bool = True,
+        progress: Progress | None = None,
+        recover: bool = True,
     ) -> ImportReport | None:
         """Load the catalog, finish what a crash interrupted and reconcile the stores; on a first
-        start (no documents yet) import the knowledge-base folder."""
+        start (no documents yet) import the knowledge-base folder.
+
+        ``recover=False``: the caller runs that recovery round itself once it serves (the server
+        does, as a background job: re-embedding interrupted imports can take minutes)."""
         await asyncio.to_thread(self.seed)
         load = getattr(self.embeddings, "load", None) or (lambda: self.embeddings.dimension)
         await asyncio.to_thread(load)  # load the model off the loop
@@ -106,6 +113,8 @@ class KnowledgeBase:
         except StoreUnavailable as exc:  # Milvus down: L0 still answers; checked on reconnect
             log.warning("vector store not reachable at start-up: %s", exc)
         await self.loader.load()
+        if not recover:
+            return None
         for problem in await self.recovery.run(thorough=True):
             log.warning("knowledge base: %s", problem)
         if ingest_if_empty and await self.needs_first_import():
