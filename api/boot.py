@@ -70,11 +70,12 @@ class Boot:
                 self.settings, ingest_if_empty=False, embeddings=self.embeddings, recover=False
             ) as svc:
                 self._publish(svc)
-                # Like the first import, the start-up recovery (imports a crash interrupted,
-                # stores out of step) runs while the API serves (it re-embeds: minutes).
-                await self._recover(svc)
+                # The first import, then (like it, while the API serves: re-embedding takes
+                # minutes) the start-up recovery round: imports a crash interrupted, stores out
+                # of step. First-import first, so a fresh start says ``importing`` at once.
                 if await svc.kb.needs_first_import():
                     await self._first_import(svc)
+                await self._recover(svc)
             self._mark("ready")
         except asyncio.CancelledError:
             raise
@@ -105,19 +106,19 @@ class Boot:
         )
 
     async def _recover(self, svc: Services) -> None:
-        """The start-up recovery round as a job; ``importing`` (with the job) while it re-imports
-        what a crash interrupted, so the console's banner and ``/healthz`` say what is going on."""
+        """The start-up recovery round as a job: ``importing`` (with the job, ``recovery: true``)
+        while it re-imports what a crash interrupted and repairs stores out of step, so the
+        console's banner and ``/healthz`` say what is going on. Usually it takes a moment."""
         recovery = svc.kb.recovery
         pending = await recovery.interrupted()
         if pending:
-            self._mark("importing")
             log.info("re-importing %d document(s) an interrupted import left unfinished", pending)
         try:
             job = self.app.state.jobs.start(False, recovery=recovery.recover, also=self.progress)
         except ImportInProgress:  # someone's import got there first
             return
-        if pending:
-            self.job = job
+        self.job = job
+        self._mark("importing")
         await job.finished.wait()
         if job.status == "failed":
             log.error("start-up recovery failed: %s", job.error)
