@@ -69,13 +69,18 @@ class Boot:
             async with Services.start_holding_lock(
                 self.settings, ingest_if_empty=False, embeddings=self.embeddings, recover=False
             ) as svc:
+                # The start-up recovery round (imports a crash interrupted, stores out of step):
+                # with nothing interrupted it is quick and ends before the API serves, as it
+                # always did; with interrupted imports (re-embedding takes minutes) it runs like
+                # the first import, as a job while the API serves.
+                interrupted = await svc.kb.recovery.interrupted()
+                if not interrupted:
+                    await svc.kb.recovery.recover()
                 self._publish(svc)
-                # The first import, then (like it, while the API serves: re-embedding takes
-                # minutes) the start-up recovery round: imports a crash interrupted, stores out
-                # of step. First-import first, so a fresh start says ``importing`` at once.
                 if await svc.kb.needs_first_import():
                     await self._first_import(svc)
-                await self._recover(svc)
+                if interrupted:
+                    await self._recover(svc, interrupted)
             self._mark("ready")
         except asyncio.CancelledError:
             raise
@@ -105,14 +110,12 @@ class Boot:
             self.settings.chat_model_kind,
         )
 
-    async def _recover(self, svc: Services) -> None:
+    async def _recover(self, svc: Services, interrupted: int) -> None:
         """The start-up recovery round as a job: ``importing`` (with the job, ``recovery: true``)
-        while it re-imports what a crash interrupted and repairs stores out of step, so the
-        console's banner and ``/healthz`` say what is going on. Usually it takes a moment."""
+        while it re-imports what a crash interrupted, so the console's banner and ``/healthz``
+        say what is going on."""
+        log.info("re-importing %d document(s) an interrupted import left unfinished", interrupted)
         recovery = svc.kb.recovery
-        pending = await recovery.interrupted()
-        if pending:
-            log.info("re-importing %d document(s) an interrupted import left unfinished", pending)
         try:
             job = self.app.state.jobs.start(False, recovery=recovery.recover, also=self.progress)
         except ImportInProgress:  # someone's import got there first

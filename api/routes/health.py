@@ -44,8 +44,7 @@ async def healthz(request: Request) -> JSONResponse:
     if importing and "import" in start:
         body["import"] = start["import"]  # the first import's job: per file, per chunk batch
         body["message"] = (
-            "checking the knowledge base after the start: re-importing the documents an "
-            "interrupted import left unfinished, repairing stores out of step"
+            "re-importing the documents an interrupted import left unfinished"
             if start["import"].get("recovery")
             else "first import of the knowledge base running"
         ) + ": lookups answer from the documents indexed so far"
