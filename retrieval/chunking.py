@@ -208,7 +208,10 @@ def _within(texts: list[str], size: int, count: TokenCounter) -> list[str]:
     splitter) are cut by the prose splitter, down to single characters if it must."""
     out: list[str] = []
     for t in texts:
-        out.extend([t] if count(t) <= size else _split_prose(t, size, count))
+        # Only code (whose splitter keeps a line whole) or a text over the bytes can be over:
+        # everything else was packed within ``size``; no second tokenization of every chunk.
+        suspect = "```" in t or "~~~" in t or len(t.encode()) > CHUNK_TEXT_BYTES
+        out.extend(_split_prose(t, size, count) if suspect and count(t) > size else [t])
     return out
 
 
