@@ -135,6 +135,7 @@ class Services:
         progress: Progress | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
         with_checkpointer: bool = True,
+        recover: bool = True,  # False: the caller runs the start-up recovery round (the server)
     ) -> Services:
         # Blocking work (migrations, opening Milvus, reading prompts) runs off the event loop.
         if migrate:
@@ -143,7 +144,9 @@ class Services:
         try:
             await services.sweeper().sweep()  # sessions whose worker died while this one was down
             await cls._remove_stale_temps(settings)
-            await services.kb.start(ingest_if_empty=ingest_if_empty, progress=progress)
+            await services.kb.start(
+                ingest_if_empty=ingest_if_empty, progress=progress, recover=recover
+            )
             created = await services.domains.ensure_all()
             if created:
                 log.info("generated domain summaries for %s", ", ".join(created))

@@ -2,7 +2,8 @@
 services are up, then serves while the first import of an empty knowledge base runs as an ordinary
 import job (``importing`` on ``/healthz``, progress on the console).
 
-Phases: ``starting`` → ``importing`` (first start only) → ``ready``; ``failed`` when the services
+Phases: ``starting`` → ``importing`` (first start, or re-importing what a crash interrupted) →
+``ready``; ``failed`` when the services
 cannot start (the reason is logged and the server stops, as it did when start-up blocked).
 
 Several workers: the first import runs under the start-up lock (``Services.start_holding_lock``),
@@ -66,15 +67,24 @@ class Boot:
     async def _run(self) -> None:
         try:
             async with Services.start_holding_lock(
-                self.settings, ingest_if_empty=False, embeddings=self.embeddings
+                self.settings, ingest_if_empty=False, embeddings=self.embeddings, recover=False
             ) as svc:
-                # Decided before serving: /healthz must never say "ok" between the two.
+                # Decided before serving, so /healthz never says "ok" before "importing". The
+                # start-up recovery round (imports a crash interrupted, stores out of step): with
+                # nothing interrupted it is quick and ends before the API serves, as it always did;
+                # with interrupted imports (re-embedding takes minutes) it runs like the first
+                # import, as a job while the API serves.
                 first = await svc.kb.needs_first_import()
-                if first:
+                interrupted = await svc.kb.recovery.interrupted()
+                if not interrupted:
+                    await svc.kb.recovery.recover()
+                if first or interrupted:
                     self._mark("importing")
                 self._publish(svc)
                 if first:
                     await self._first_import(svc)
+                if interrupted:
+                    await self._recover(svc, interrupted)
             self._mark("ready")
         except asyncio.CancelledError:
             raise
@@ -103,6 +113,22 @@ class Boot:
             self.settings.milvus_kind,
             self.settings.chat_model_kind,
         )
+
+    async def _recover(self, svc: Services, interrupted: int) -> None:
+        """The start-up recovery round as a job: ``importing`` (with the job, ``recovery: true``)
+        while it re-imports what a crash interrupted, so the console's banner and ``/healthz``
+        say what is going on."""
+        log.info("re-importing %d document(s) an interrupted import left unfinished", interrupted)
+        recovery = svc.kb.recovery
+        try:
+            job = self.app.state.jobs.start(False, recovery=recovery.recover, also=self.progress)
+        except ImportInProgress:  # someone's import got there first
+            return
+        self.job = job
+        self._mark("importing")
+        await job.finished.wait()
+        if job.status == "failed":
+            log.error("start-up recovery failed: %s", job.error)
 
     async def _first_import(self, svc: Services) -> None:
         note = svc.kb.first_import

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval import failures
 from retrieval.errors import ImportInProgress
 from retrieval.ingestion import IngestionService
+from retrieval.uploads import ImportReport
 
 log = logging.getLogger(__name__)
 KEEP_JOBS = 20
@@ -28,6 +29,8 @@ class ImportJob:
     summary: dict[str, Any] | None = None
     error: str | None = None
     first: bool = False  # the server's first import of an empty knowledge base
+    recovery: bool = False  # the start-up recovery: interrupted imports imported again
+    work: Callable[[Callable[[dict[str, Any]], Any]], Awaitable[Any]] | None = None
     # Files first..last (1-based) are being embedded: done of total chunks (big files take minutes).
     embedding: dict[str, int] | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -45,6 +48,7 @@ class ImportJob:
             "summary": self.summary,
             "error": self.error,
             "first": self.first,
+            "recovery": self.recovery,
             "embedding": self.embedding,
         }
 
@@ -76,14 +80,20 @@ class JobRegistry:
         *,
         first: bool = False,
         also: Callable[[dict[str, Any]], Any] | None = None,
+        recovery: Callable[[Callable[[dict[str, Any]], Any]], Awaitable[Any]] | None = None,
     ) -> ImportJob:
+        """``recovery``: instead of an import of the folder, this round (given the progress
+        callback; it returns an ImportReport or None) runs as the job."""
         if running := self.running():
             raise ImportInProgress(
                 f"an import is already running; follow it at /api/knowledge/jobs/{running.job_id}"
             )
         if self.ingestion.busy:
             raise ImportInProgress("documents are being written right now; retry in a moment")
-        job = ImportJob(uuid.uuid4().hex, force, first=first, also=also)
+        job = ImportJob(
+            uuid.uuid4().hex, force, first=first, also=also, recovery=recovery is not None
+        )
+        job.work = recovery
         self.jobs[job.job_id] = job
         for old in list(self.jobs)[:-KEEP_JOBS]:
             self.jobs.pop(old, None)
@@ -94,7 +104,10 @@ class JobRegistry:
 
     async def _run(self, job: ImportJob) -> None:
         try:
-            report = await self.ingestion.init(force=job.force, progress=job.on_event)
+            if job.work is not None:
+                report = await job.work(job.on_event) or ImportReport()
+            else:
+                report = await self.ingestion.init(force=job.force, progress=job.on_event)
             # Files that failed without being imported (unreadable, or refused before and
             # unchanged) have no progress event; list them with their reason too.
             listed = {f["file"] for f in job.files}

@@ -20,6 +20,7 @@ case "${1:-}" in
     $PY bench/bench_http.py --smoke > "$OUT/http.json"
     $PY bench/bench_sessions.py --smoke > "$OUT/sessions.json"
     $PY bench/bench_overload.py --smoke > "$OUT/overload.json"
+    $PY bench/bench_checkpoints.py --smoke > "$OUT/checkpoints.json"
     ;;
   --quick)
     $PY bench/bench_l0.py --sizes 100,1000 --queries 200 > "$OUT/l0.json"
@@ -30,6 +31,7 @@ case "${1:-}" in
     $PY bench/bench_http.py --requests 200 > "$OUT/http.json"
     $PY bench/bench_sessions.py --sessions 20 > "$OUT/sessions.json"
     $PY bench/bench_overload.py --duration 10 > "$OUT/overload.json"
+    $PY bench/bench_checkpoints.py --turns 120 > "$OUT/checkpoints.json"
     ;;
   "")
     $PY bench/bench_l0.py > "$OUT/l0.json"
@@ -39,12 +41,13 @@ case "${1:-}" in
     $PY bench/bench_http.py > "$OUT/http.json"
     $PY bench/bench_sessions.py > "$OUT/sessions.json"
     $PY bench/bench_overload.py > "$OUT/overload.json"
+    $PY bench/bench_checkpoints.py > "$OUT/checkpoints.json"
     ;;
   *)
     echo "usage: bash bench/run_all.sh [--quick | --smoke]" >&2
     exit 2
     ;;
 esac
-for f in l0 l1 lookup ingest http overload; do
+for f in l0 l1 lookup ingest http overload checkpoints; do
   printf '%-8s all_targets_met=%s\n' "$f" "$($PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('all_targets_met'))" "$OUT/$f.json")"
 done

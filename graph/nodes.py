@@ -104,11 +104,12 @@ def begin(
 
     async def begin(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         # A ``{"messages": [...]}`` input (Studio, LangGraph clients) asks in its last message.
-        asked = asked_in_messages(state.get("messages") or [])
+        earlier = state.get("messages") or []
+        asked = asked_in_messages(earlier)
         given = (state.get("note") if flow == "AI_OPS" else state.get("question")) or ""
         question = asked or given.strip() or default_question
         session_id = str((config.get("metadata") or {}).get("session_id") or "")
-        return run_start(question, session_id, flow, in_messages=bool(asked))
+        return run_start(question, session_id, flow, in_messages=bool(asked), earlier=earlier)
 
     return begin
 

@@ -19,6 +19,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.deps import AgentDeps, ModelSource
@@ -240,7 +241,28 @@ class Replayer:
                 )
         return list(reversed(out))
 
-    async def _fork(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
+    @staticmethod
+    async def _whole(graph: Any, tup: Any) -> dict[str, Any]:
+        """The checkpoint with the values of its delta channels written in.
+
+        A stored checkpoint holds only what its step added to a ``DeltaChannel`` (the message
+        lists); the rest is read from its ancestors on the same thread, which a copy on a new
+        thread does not have. A plain stored value is read as the channel's whole value."""
+        values = tup.checkpoint["channel_values"]
+        missing = [
+            k
+            for k, ch in graph.channels.items()
+            if isinstance(ch, DeltaChannel)
+            and k in tup.checkpoint["channel_versions"]
+            and k not in values
+        ]
+        if not missing:
+            return tup.checkpoint
+        state = await graph.aget_state(tup.config)
+        filled = {k: list(state.values.get(k) or []) for k in missing}
+        return {**tup.checkpoint, "channel_values": {**values, **filled}}
+
+    async def _fork(self, graph: Any, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
         """Copy one checkpoint (and its pending writes) into a new thread; return (thread, id)."""
         saver = self.checkpointer
         tup = await saver.aget_tuple(
@@ -257,7 +279,7 @@ class Replayer:
         new_thread = f"replay-{uuid.uuid4().hex}"
         cfg = await saver.aput(
             {"configurable": {"thread_id": new_thread, "checkpoint_ns": ""}},
-            tup.checkpoint,
+            await self._whole(graph, tup),
             tup.metadata,
             tup.checkpoint["channel_versions"],
         )
@@ -271,7 +293,8 @@ class Replayer:
     async def from_checkpoint(self, session_id: str, checkpoint_id: str) -> RunResult:
         """Time travel: continue from any checkpoint of the session with the current models."""
         trace = await self._trace(session_id)
-        thread, cid = await self._fork(trace.session.thread_id or "", checkpoint_id)
+        graph = self.graphs.for_flow(trace.session.agent_flow)
+        thread, cid = await self._fork(graph, trace.session.thread_id or "", checkpoint_id)
         return await self.runner.run(
             trace.session.query,
             flow=trace.session.agent_flow,
@@ -293,7 +316,10 @@ class Replayer:
         graphs = compile_graphs(
             replace(self.deps, models=ReplayModels(tape, self.deps.models)), self.checkpointer
         )
-        thread, cid = await self._fork(recorded.session.thread_id or "", start["checkpoint_id"])
+        graph = self.graphs.for_flow(recorded.session.agent_flow)
+        thread, cid = await self._fork(
+            graph, recorded.session.thread_id or "", start["checkpoint_id"]
+        )
         result = await self.runner.run(
             recorded.session.query,
             flow=recorded.session.agent_flow,

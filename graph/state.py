@@ -13,8 +13,9 @@ import operator
 import uuid
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage, HumanMessage
-from langgraph.graph.message import add_messages
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph.message import _messages_delta_reducer
 from langgraph.types import Overwrite
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
@@ -54,13 +55,22 @@ class StepReport(TypedDict):
     call_ids: list[str]  # the tool calls made for this step, to find their results
 
 
+# Message lists are LangGraph DeltaChannels: a checkpoint stores only the messages its step added
+# (plus a full snapshot every ``snapshot_frequency`` updates, which bounds how far a load replays),
+# not the whole list again. With ``add_messages`` every checkpoint (≈8 per turn) carried the whole
+# conversation, so a long conversation's storage grew with the square of its turns (issue 20:
+# 400 turns, 14 MB → 1.7 GB). Threads stored before still load: a plain stored list is read as is.
+def message_channel() -> DeltaChannel:
+    return DeltaChannel(_messages_delta_reducer)
+
+
 class AgentState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], message_channel()]
     session_id: str
     flow: Flow
     question: str
     route: Complexity | None
-    scratch: Annotated[list[AnyMessage], add_messages]
+    scratch: Annotated[list[AnyMessage], message_channel()]
     plan: PlanStep | None
     plan_queue: NotRequired[list[PlanStep]]  # the planner's further steps, taken in order
     executor_feedback: Annotated[list[StepReport], operator.add]
@@ -83,7 +93,7 @@ InputMessages = NotRequired[
     Annotated[
         list[AnyMessage],
         Field(description="Or: the conversation; the last human message is the question."),
-        add_messages,
+        message_channel(),  # the same channel as the state's (LangGraph requires one kind)
     ]
 ]
 
@@ -138,17 +148,41 @@ def asked_in_messages(messages: list[AnyMessage]) -> str:
     return message_text(last).strip()
 
 
+# The messages a thread keeps in its state (≈50 turns). The models are sent far fewer (the
+# assistant the last HISTORY_MESSAGES, a follow-up the latest subject); every earlier question and
+# answer stays in the records (``diagnosis_session`` by thread). Bounding the list bounds what a
+# delta channel's periodic snapshot stores, so a turn stores as much at turn 4,000 as at turn 10.
+CONVERSATION_WINDOW = 100
+
+
+def beyond_window(messages: list[AnyMessage], adding: int) -> list[RemoveMessage]:
+    """Removals of the oldest messages, so the conversation keeps CONVERSATION_WINDOW of them once
+    ``adding`` more are in (messages without an id cannot be named, and stay)."""
+    excess = len(messages) + adding - CONVERSATION_WINDOW
+    return [RemoveMessage(id=m.id) for m in messages[: max(0, excess)] if m.id]
+
+
 def run_start(
-    question: str, session_id: str, flow: Flow, *, in_messages: bool = False
+    question: str,
+    session_id: str,
+    flow: Flow,
+    *,
+    in_messages: bool = False,
+    earlier: list[AnyMessage] | None = None,
 ) -> dict[str, Any]:
     """The state update that opens a run on a thread: the question, and every per-run key reset.
 
-    ``in_messages``: the question already is the conversation's last message (a messages input)."""
+    ``in_messages``: the question already is the conversation's last message (a messages input).
+    ``earlier``: the conversation so far; its oldest messages are dropped so that with this run's
+    question and answer the window is full, not past it."""
+    asked = (
+        []
+        if in_messages
+        else [HumanMessage(content=question, id=f"{ASKED_ID}{session_id or uuid.uuid4().hex}")]
+    )
     return {
         "note": None,
-        "messages": []
-        if in_messages
-        else [HumanMessage(content=question, id=f"{ASKED_ID}{session_id or uuid.uuid4().hex}")],
+        "messages": beyond_window(earlier or [], len(asked) + 1) + asked,
         "question": question,
         "session_id": session_id,
         "flow": flow,

@@ -21,6 +21,13 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from retrieval.textnorm import split_identifier
 
 TokenCounter = Callable[[str], int]
+# Milvus' VARCHAR ``max_length`` counts UTF-8 bytes (a Chinese character is 3). A chunk's indexed
+# text (breadcrumb + text) goes into the 65,535-byte ``text`` field, its breadcrumb also into the
+# 1,024-byte ``breadcrumb`` field; a chunk within its tokens can still be far over in bytes (a
+# 3,000-level list is mostly indentation, which the tokenizer drops), so both are bounded here.
+TEXT_FIELD_BYTES = 65535
+BREADCRUMB_BYTES = 1024
+CHUNK_TEXT_BYTES = TEXT_FIELD_BYTES - BREADCRUMB_BYTES - 2048  # margin: "\n\n" joins of blocks
 HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 BREADCRUMB_SEP = " > "
@@ -174,10 +181,38 @@ def pack(blocks: list[str], size: int, overlap: int, count: TokenCounter) -> lis
     return chunks
 
 
+def fit_bytes(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character."""
+    raw = text.encode()
+    return text if len(raw) <= limit else raw[:limit].decode(errors="ignore")
+
+
+def byte_bounded(count: TokenCounter, size: int, max_bytes: int) -> TokenCounter:
+    """A counter that also charges bytes: a text it counts within ``size`` holds at most ``size``
+    tokens and at most ``max_bytes`` bytes, so the packer and the splitters keep both bounds."""
+
+    def bounded(text: str) -> int:
+        return max(count(text), -(-len(text.encode()) * size // max_bytes))
+
+    return bounded
+
+
 def breadcrumb(title: str, headings: tuple[str, ...]) -> str:
     # The H1 usually repeats the title; keep it only when it says something else.
     parts = [title] + [h for h in headings if h.strip().lower() != title.strip().lower()]
-    return BREADCRUMB_SEP.join(parts)
+    return fit_bytes(BREADCRUMB_SEP.join(parts), BREADCRUMB_BYTES)
+
+
+def _within(texts: list[str], size: int, count: TokenCounter) -> list[str]:
+    """Texts still over ``size`` (a single huge line inside a code block is kept whole by the code
+    splitter) are cut by the prose splitter, down to single characters if it must."""
+    out: list[str] = []
+    for t in texts:
+        # Only code (whose splitter keeps a line whole) or a text over the bytes can be over:
+        # everything else was packed within ``size``; no second tokenization of every chunk.
+        suspect = "```" in t or "~~~" in t or len(t.encode()) > CHUNK_TEXT_BYTES
+        out.extend(_split_prose(t, size, count) if suspect and count(t) > size else [t])
+    return out
 
 
 MIN_CHUNK_TOKENS = 32
@@ -203,7 +238,8 @@ def chunk_document(
             limit = max(min(size, window - count(crumb) - 1), MIN_CHUNK_TOKENS)
         # The window can cut the chunk below the configured size; the overlap shrinks with it.
         ov = overlap if limit == size else min(overlap, limit // 4)
-        for text in pack(split_blocks(section.text), limit, ov, count):
+        fits = byte_bounded(count, limit, CHUNK_TEXT_BYTES)
+        for text in _within(pack(split_blocks(section.text), limit, ov, fits), limit, fits):
             chunks.append(Chunk(len(chunks), crumb, text, count(text)))
     return chunks
 
@@ -235,6 +271,8 @@ def with_card(
 ) -> list[Chunk]:
     """The card as chunk 0 (cut to ``limit`` tokens), then the body's chunks renumbered."""
     crumb = breadcrumb(title, (CARD_HEADING,))
-    pieces = pack(split_blocks(card), max(limit - count(crumb) - 1, MIN_CHUNK_TOKENS), 0, count)
+    size = max(limit - count(crumb) - 1, MIN_CHUNK_TOKENS)
+    fits = byte_bounded(count, size, CHUNK_TEXT_BYTES)
+    pieces = _within(pack(split_blocks(card), size, 0, fits), size, fits)
     head = [Chunk(0, crumb, pieces[0], count(pieces[0]))] if pieces else []
     return head + [Chunk(len(head) + c.index, c.breadcrumb, c.text, c.token_count) for c in chunks]

@@ -58,6 +58,11 @@ class VectorStoreDamaged(KnowledgeError):
     status, code = 503, "vector_store_damaged"
 
 
+class MilvusFileInUse(ValueError):
+    """Another process holds the Milvus Lite file: this server refuses to start (the message says
+    what to do); a ValueError, so start-up logs it without a traceback and exits."""
+
+
 def store_files_removed(uri: str, *, lost: str = "") -> str:
     """What :class:`VectorStoreDamaged` says; ``lost``: how much is gone (e.g. "583 chunks of 49
     documents")."""

@@ -247,7 +247,9 @@ class IngestionService:
         async with self.db.session() as s:
             await docs_repo.mark_pending(s, new, [known[rel] for rel in paths if rel in known])
 
-    async def reimport(self, rows: Sequence[ApiDocument], *, gone: str) -> ImportReport:
+    async def reimport(
+        self, rows: Sequence[ApiDocument], *, gone: str, progress: Progress | None = None
+    ) -> ImportReport:
         """Import these documents again from their files (recovery; call it inside
         :meth:`writing`). A document whose file is gone is marked FAILED, ``gone`` saying why."""
         report, todo, touched = ImportReport(), [], set()
@@ -262,7 +264,7 @@ class IngestionService:
                 continue
             todo.append((row.file_path, raw, hashlib.sha256(raw).hexdigest()))
         async with self.indexer.run():
-            await self._import_all(todo, report, touched, None)
+            await self._import_all(todo, report, touched, progress)
         if report.results:
             await self._changed(touched)
         return report

@@ -16,10 +16,12 @@ from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.catalog_loader import CatalogLoader
 from retrieval.documents import parse_document
 from retrieval.embeddings import CachedEmbeddings, make_embeddings
+from retrieval.errors import MilvusFileInUse
 from retrieval.first_import import FirstImport
 from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService
 from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
 from retrieval.memory import SessionMemory
+from retrieval.milvus_lite import in_use_by_another_server, in_use_message
 from retrieval.progress import Progress
 from retrieval.readability import make_readability
 from retrieval.recovery import KnowledgeRecovery
@@ -94,11 +96,23 @@ class KnowledgeBase:
         return cls(settings, db, embeddings, store, catalog, ingestion, loader, recovery, lookup)
 
     async def start(
-        self, *, ingest_if_empty: bool = True, progress: Progress | None = None
+        self,
+        *,
+        ingest_if_empty: bool = True,
+        progress: Progress | None = None,
+        recover: bool = True,
     ) -> ImportReport | None:
         """Load the catalog, finish what a crash interrupted and reconcile the stores; on a first
-        start (no documents yet) import the knowledge-base folder."""
+        start (no documents yet) import the knowledge-base folder.
+
+        ``recover=False``: the caller runs that recovery round itself once it serves (the server
+        does, as a background job: re-embedding interrupted imports can take minutes)."""
         await asyncio.to_thread(self.seed)
+        # A second server on the same Milvus Lite file would run without its vectors (degraded,
+        # uploads FAILED): it refuses to start instead, saying why and what to do.
+        uri = self.settings.milvus_uri
+        if self.store.local and await asyncio.to_thread(in_use_by_another_server, uri):
+            raise MilvusFileInUse(in_use_message(uri))
         load = getattr(self.embeddings, "load", None) or (lambda: self.embeddings.dimension)
         await asyncio.to_thread(load)  # load the model off the loop
         try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
@@ -106,6 +120,8 @@ class KnowledgeBase:
         except StoreUnavailable as exc:  # Milvus down: L0 still answers; checked on reconnect
             log.warning("vector store not reachable at start-up: %s", exc)
         await self.loader.load()
+        if not recover:
+            return None
         for problem in await self.recovery.run(thorough=True):
             log.warning("knowledge base: %s", problem)
         if ingest_if_empty and await self.needs_first_import():

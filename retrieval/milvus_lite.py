@@ -87,3 +87,24 @@ def held_elsewhere(uri: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def in_use_by_another_server(uri: str) -> bool:
+    """Held by another process, not by this one's own Milvus Lite (pymilvus keeps one per path in
+    this process, and a test or CLI may open the same stack again)."""
+    try:
+        from milvus_lite import server_manager_instance
+
+        ours = os.path.abspath(uri) in getattr(server_manager_instance, "_servers", {})
+    except Exception:  # another milvus_lite layout: judge by the lock alone
+        ours = False
+    return not ours and held_elsewhere(uri)
+
+
+def in_use_message(uri: str) -> str:
+    return (
+        f"the Milvus Lite file {uri} is in use by another process (another server on the same "
+        "DATA_DIR?): a Milvus Lite file belongs to one process. Stop the other server, give this "
+        "one its own DATA_DIR (or MILVUS_URI), or let several processes share a Milvus Lite "
+        "server (docs/deploy.md, 'Several processes on one host')"
+    )

@@ -26,6 +26,7 @@ from retrieval.catalog_loader import CatalogLoader
 from retrieval.consistency import audit
 from retrieval.errors import store_files_removed
 from retrieval.ingestion import IngestionService
+from retrieval.progress import Progress
 from retrieval.uploads import ImportReport
 from retrieval.vector_census import files_removed, vectors_per_document
 
@@ -46,18 +47,41 @@ class KnowledgeRecovery:
         # Set while the store is unusable: the interrupted imports wait for it to come back.
         self._interrupted_left = False
         self._task: asyncio.Task[None] | None = None
+        self._progress: Progress | None = None
+        self.last_report: ImportReport | None = None  # the last round's interrupted imports
 
     # --- one round ----------------------------------------------------------------------------
 
-    async def run(self, *, thorough: bool) -> list[str]:
+    async def run(self, *, thorough: bool, progress: Progress | None = None) -> list[str]:
         """Reconcile and repair; returns what is left wrong.
 
         ``thorough`` (at start-up, when no import of this process can be running) also finishes
         the imports a crash interrupted, and compares every document; otherwise the totals are
-        compared first and the documents only when they differ."""
-        async with self.ingestion.writing():
-            self._problems = await self._round(thorough)
+        compared first and the documents only when they differ. ``progress`` receives the
+        re-imports' events, as an import job's."""
+        self._progress = progress
+        try:
+            async with self.ingestion.writing():
+                self._problems = await self._round(thorough)
+        finally:
+            self._progress = None
         return list(self._problems.values())
+
+    async def recover(self, progress: Progress | None = None) -> ImportReport | None:
+        """The start-up round (thorough), as the server runs it in the background once it serves:
+        what it re-imported, its problems logged."""
+        self.last_report = None
+        for problem in await self.run(thorough=True, progress=progress):
+            log.warning("knowledge base: %s", problem)
+        return self.last_report
+
+    async def interrupted(self) -> int:
+        """Documents an interrupted import left PENDING or PROCESSING (to re-import)."""
+        async with self.db.session() as s:
+            rows = await docs_repo.documents_with_status(
+                s, DocumentStatus.PENDING, DocumentStatus.PROCESSING
+            )
+        return len(rows)
 
     async def _round(self, thorough: bool) -> dict[str, str]:
         if trouble := await self.store_problem():
@@ -66,7 +90,8 @@ class KnowledgeRecovery:
         problems: dict[str, str] = {}
         try:
             if thorough or self._interrupted_left:
-                self._note(problems, INTERRUPTED_LEFT, await self._finish_interrupted())
+                self.last_report = await self._finish_interrupted()
+                self._note(problems, INTERRUPTED_LEFT, self.last_report)
                 self._interrupted_left = False
             self._note(problems, REPAIR, await self._reconcile(thorough))
         except Exception as exc:  # the next round tries again
@@ -90,7 +115,7 @@ class KnowledgeRecovery:
             len(rows),
             ", ".join(r.file_path for r in rows[:10]) + (" …" if len(rows) > 10 else ""),
         )
-        return await self.ingestion.reimport(rows, gone=INTERRUPTED)
+        return await self.ingestion.reimport(rows, gone=INTERRUPTED, progress=self._progress)
 
     async def _reconcile(self, thorough: bool) -> ImportReport | None:
         await self.loader.refresh_if_stale()
@@ -108,7 +133,9 @@ class KnowledgeRecovery:
         if found.orphans:
             await asyncio.to_thread(self._drop, found.orphans)
         report = (
-            await self.ingestion.reimport(found.reimport, gone=LOST) if found.reimport else None
+            await self.ingestion.reimport(found.reimport, gone=LOST, progress=self._progress)
+            if found.reimport
+            else None
         )
         await self.loader.load()
         return report

@@ -25,7 +25,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from retrieval import collection_model, sample_vectors
-from retrieval.chunking import Chunk
+from retrieval.chunking import BREADCRUMB_BYTES, Chunk, fit_bytes
 from retrieval.collection_model import EmbeddingMismatch
 from retrieval.collection_schema import (
     DENSE,
@@ -252,7 +252,7 @@ class ChunkStore:
                     "file_path": file_path,
                     "category": category,
                     "chunk_index": c.index,
-                    "breadcrumb": c.breadcrumb[:1024],
+                    "breadcrumb": fit_bytes(c.breadcrumb, BREADCRUMB_BYTES),  # bytes, not chars
                 },
             )
             for c in chunks

@@ -14,7 +14,8 @@ async def healthz(request: Request) -> JSONResponse:
     unreachable or refuses writes (runs would fail; a read-only file or a full disk still answers
     reads, so writes are probed); 200 "degraded" when the vector store is unusable (L0 still works)
     or the knowledge base's stores disagree in a way the last check could not repair; 503
-    "starting" until the services are up; 200 "importing" while the first import runs."""
+    "starting" until the services are up; 200 "importing" while the first import runs, or the
+    start-up recovery re-imports what a crash interrupted."""
     settings = request.app.state.settings
     svc = getattr(request.app.state, "services", None)
     boot = getattr(request.app.state, "boot", None)
@@ -43,9 +44,10 @@ async def healthz(request: Request) -> JSONResponse:
     if importing and "import" in start:
         body["import"] = start["import"]  # the first import's job: per file, per chunk batch
         body["message"] = (
-            "first import of the knowledge base running: lookups answer from the documents "
-            "indexed so far"
-        )
+            "re-importing the documents an interrupted import left unfinished"
+            if start["import"].get("recovery")
+            else "first import of the knowledge base running"
+        ) + ": lookups answer from the documents indexed so far"
     if not reachable:
         body["message"] = "the database is unreachable; requests get 503 until it is back"
     elif write_failure:
