@@ -18,6 +18,7 @@ from api.schemas import (
     SessionTraceOut,
     camelize,
 )
+from graph.replay import StoreNotOpen
 from persistence import repository as repo
 from persistence.leases import SessionBusy
 
@@ -128,3 +129,5 @@ async def replay(
         return camelize(await replayer.rerun(session_id))
     except LookupError as exc:
         raise ApiError(404, "not_found", str(exc)) from None
+    except StoreNotOpen as exc:
+        raise ApiError(503, "store_unavailable", str(exc)) from None
