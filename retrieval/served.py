@@ -40,12 +40,24 @@ class Served:
         headers = {"X-API-Key": settings.api_key} if settings.api_key else {}
         return cls(f"http://{host}:{settings.port}", headers, f"{settings.host}:{settings.port}")
 
-    def request(self, method: str, path: str, *, timeout: float = 600, **kw: Any) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        timeout: float = 600,
+        headers: dict[str, str] | None = None,
+        **kw: Any,
+    ) -> Any:
         """The JSON of a 2xx answer. No answer raises ServerUnavailable; an error answer raises
         ServerRefused with the server's own message (its error contract: ``{"error", "message"}``)."""
         try:
             r = httpx.request(
-                method, self.base_url + path, headers=self.headers, timeout=timeout, **kw
+                method,
+                self.base_url + path,
+                headers=self.headers | (headers or {}),
+                timeout=timeout,
+                **kw,
             )
         except httpx.HTTPError as exc:
             raise ServerUnavailable(f"no server answered on {self.where}: {exc}") from None
