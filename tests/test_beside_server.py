@@ -6,13 +6,14 @@ no replay judged against a store the CLI could not open."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.processes import python_bin, server_env, start_server
+from tests.support.processes import python_bin, server_env, start_server, stop_process
 
 pytestmark = pytest.mark.slow  # a real server and CLI processes
 
@@ -103,4 +104,49 @@ def test_replay_with_the_folder_held_and_no_server_says_so(tmp_path: Path) -> No
         assert look.returncode == 2 and "Traceback" not in look.stderr, look.stderr
         assert "milvus.db" in look.stderr and "no server answered" in look.stderr, look.stderr
     finally:
+        server.stop()
+
+
+async def test_a_studio_run_beside_the_server_is_the_servers_run(tmp_path: Path) -> None:
+    """``langgraph dev`` beside ``make serve``: the Studio process cannot open the Milvus Lite
+    folder, so its run goes to the server — the same answer as over HTTP (before: "not found"
+    with a ConnectionConfigException inside), recorded there as a Studio session."""
+    from langgraph_sdk import get_client
+
+    from tests.test_studio import PORT, _wait_ok, config_outside_checkout
+
+    exe = Path(os.sys.executable).with_name("langgraph")
+    if not exe.exists():
+        pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
+    work = tmp_path / "srv"
+    server = start_server(work)
+    port = int(server.base_url.rsplit(":", 1)[1])
+    studio_dir = tmp_path / "studio"
+    studio_dir.mkdir()
+    env = server_env(work, port) | {"LANGSMITH_TRACING": "false"}
+    log = tmp_path / "langgraph-dev.log"  # outside the repository
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(exe), "dev", "--port", str(PORT), "--no-browser", "--no-reload"]
+            + ["--config", str(config_outside_checkout(studio_dir))],
+            cwd=studio_dir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_ok(proc, log)
+        http = httpx.post(f"{server.base_url}/api/chat", json={"question": QUESTION}, timeout=300)
+        assert http.status_code == 200, http.text
+        client = get_client(url=f"http://127.0.0.1:{PORT}")
+        run = await client.runs.wait(None, "chat", input={"question": QUESTION})
+        assert run["answer"] == http.json()["answer"], (run["answer"], log.read_text()[-2000:])
+        assert "ConnectionConfigException" not in run["answer"]
+        listed = httpx.get(f"{server.base_url}/api/sessions/{run['session_id']}").json()
+        assert listed["session"]["origin"] == "studio", listed
+        assert listed["session"]["status"] == "SUCCESS"
+        assert "DataDirLocked" not in log.read_text(errors="replace")
+    finally:
+        stop_process(proc)
         server.stop()
