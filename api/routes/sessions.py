@@ -40,6 +40,13 @@ async def list_sessions(
     services: ServicesDep,
     status: Annotated[str | None, Query(pattern="^(RUNNING|SUCCESS|FAILED)$")] = None,
     flow: Annotated[str | None, Query(pattern="^(CHAT|AI_OPS)$")] = None,
+    origin: Annotated[
+        str | None,
+        Query(
+            pattern="^(user|studio|replay|eval)$",
+            description="who started the runs: user (console, HTTP), studio, replay, eval",
+        ),
+    ] = None,
     q: Annotated[str | None, Query(max_length=200, description=Q_HELP)] = None,
     created_from: Annotated[
         str | None, Query(alias="from", max_length=40, description=FROM_HELP)
@@ -54,6 +61,7 @@ async def list_sessions(
             s,
             status=status,
             flow=flow,
+            origin=origin,
             text=(q or "").strip() or None,
             created_from=start,
             created_to=end,
