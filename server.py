@@ -25,6 +25,7 @@ from api.routes import (
     chat,
     documents,
     evals,
+    gaps,
     health,
     insights,
     knowledge,
@@ -98,6 +99,7 @@ def _mount_routes(app: FastAPI) -> None:
         sessions,
         cases,
         insights,
+        gaps,
         evals,
         pages,
     ):
