@@ -32,12 +32,22 @@ def _alertname(params: dict[str, Any] | None) -> str | None:
     return str(name)[:200] if name else None
 
 
-def _sources(details: dict[str, Any] | None) -> tuple[str, ...]:
-    docs = (details or {}).get("documents") or []
-    return tuple(d["source"] for d in docs if isinstance(d, dict) and d.get("shown"))
+def _sources(details: dict[str, Any] | None, by_title: dict[str, str]) -> tuple[str, ...]:
+    """The runbooks a lookup returned: its L0 matches (recorded by title) and the L1 documents
+    it showed, in that order, once each."""
+    details = details or {}
+    l0 = [by_title[t] for t in details.get("l0_titles") or [] if t in by_title]
+    l1 = [
+        d["source"]
+        for d in details.get("documents") or []
+        if isinstance(d, dict) and d.get("shown") and d.get("source")
+    ]
+    return tuple(dict.fromkeys([*l0, *l1]))
 
 
-async def lookup_rows(s: AsyncSession, window: Window) -> list[gaps.LookupRow]:
+async def lookup_rows(
+    s: AsyncSession, window: Window, by_title: dict[str, str] | None = None
+) -> list[gaps.LookupRow]:
     stmt = (
         sa.select(
             ToolInvocation.session_id,
@@ -62,7 +72,13 @@ async def lookup_rows(s: AsyncSession, window: Window) -> list[gaps.LookupRow]:
         query = str((params or {}).get("query") or "")
         out.append(
             gaps.LookupRow(
-                sid, at, question or query, query, _alertname(params), level, _sources(details)
+                sid,
+                at,
+                question or query,
+                query,
+                _alertname(params),
+                level,
+                _sources(details, by_title or {}),
             )
         )
     return out
@@ -88,7 +104,8 @@ async def document_rows(s: AsyncSession) -> list[gaps.DocRow]:
 async def read_gaps(
     s: AsyncSession, window: Window, stale_days: int, now: datetime | None = None
 ) -> dict[str, list[gaps.Gap]]:
-    rows, docs = await lookup_rows(s, window), await document_rows(s)
+    docs = await document_rows(s)
+    rows = await lookup_rows(s, window, {d.title: d.path for d in docs if d.title})
     return {
         "alerts": gaps.alert_gaps(rows),
         "questions": gaps.question_gaps(rows),

@@ -57,7 +57,11 @@ class Gap:
 
 
 def _evidence(rows: list[LookupRow]) -> list[dict[str, Any]]:
-    newest = sorted(rows, key=lambda r: r.at, reverse=True)[:EVIDENCE_LIMIT]
+    """The newest sessions behind a gap, one line per session (a run may look up several times)."""
+    per_session: dict[str, LookupRow] = {}
+    for r in sorted(rows, key=lambda r: r.at, reverse=True):
+        per_session.setdefault(r.session_id, r)
+    newest = list(per_session.values())[:EVIDENCE_LIMIT]
     return [
         {
             "session_id": r.session_id,

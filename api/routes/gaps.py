@@ -96,7 +96,9 @@ def _gap(g: gaps.Gap) -> GapOut:
         count=g.count,
         last_seen=g.last_seen,
         evidence=[Evidence(**e) for e in g.evidence],
-        detail=camelize(g.detail),
+        # ``levels`` is keyed by relevance level (data, not names): left as it is.
+        detail=camelize({k: v for k, v in g.detail.items() if k != "levels"})
+        | ({"levels": g.detail["levels"]} if "levels" in g.detail else {}),
     )
 
 

@@ -45,8 +45,8 @@ function what(gap) {
     return `${levels}${closest ? ` · 最接近 ${closest}` : " · 无文档"}`;
   }
   if (gap.kind === "question") return (detail.variants || []).slice(0, 4).join(" ｜ ");
-  if (gap.kind === "stale") return `版本 ${detail.version} · ${detail.ageDays} 天前 · 告警 ${(detail.alerts || []).join(", ")}`;
-  return detail.category || "";
+  if (gap.kind === "stale") return `${gap.key} · 版本 ${detail.version} · ${detail.ageDays} 天前 · 告警 ${(detail.alerts || []).join(", ")}`;
+  return gap.key;
 }
 
 function gapRow(gap) {
