@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from persistence.db import Database
@@ -41,6 +42,14 @@ def _progress(event: dict[str, Any]) -> None:
         )
 
 
+def cut(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, cut rather than rounded: a confidence of 0.7499 beside
+    REFERENCE reads 0.74, never 0.75 (the HIGHLY_RELEVANT threshold). Cut from its shortest
+    decimal form (``repr``), so binary fractions lose no digit."""
+    step = Decimal(1).scaleb(-digits)
+    return str(Decimal(repr(float(value))).quantize(step, rounding=ROUND_DOWN))
+
+
 def _print_lookup(outcome: Any, as_json: bool) -> None:
     if as_json:
         print(
@@ -67,9 +76,9 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
     if a.get("documents"):
         print(f"{'source':<45} {'level':<15} {'conf':>5} {'dense':>6} {'bm25':>7}  ranks")
         for d in a["documents"]:
-            conf = "-" if d["confidence"] is None else f"{d['confidence']:.2f}"
-            sim = "-" if d["dense_similarity"] is None else f"{d['dense_similarity']:.3f}"
-            bm = "-" if d["bm25_score"] is None else f"{d['bm25_score']:.2f}"
+            conf = "-" if d["confidence"] is None else cut(d["confidence"], 2)
+            sim = "-" if d["dense_similarity"] is None else cut(d["dense_similarity"], 3)
+            bm = "-" if d["bm25_score"] is None else cut(d["bm25_score"], 2)
             mark = " *" if d["shown"] else ""
             print(
                 f"{d['source']:<45} {d['level']:<15} {conf:>5} {sim:>6} {bm:>7}  {d['ranks']}{mark}"

@@ -51,6 +51,8 @@ def test_lookup_and_replay_beside_the_server_match_http(tmp_path: Path) -> None:
             d["source"] for d in want["scores"]["documents"]
         ]
         assert "l0_titles" in got["scores"]  # the CLI's own names, as without a server
+        # A quiet start-up: no faiss loader fallbacks that read like errors.
+        assert "ModuleNotFoundError" not in server.log_path.read_text(errors="replace")
         text = cli(work, port, "retrieval", "lookup", "ERR_TIMEOUT")
         assert text.returncode == 0 and "found=True" in text.stdout, text.stdout + text.stderr
 

@@ -149,6 +149,11 @@ async def test_the_gaps_page_drafts_a_runbook_into_the_upload_form(
     page: Page, server: Server, day: dict[str, Any]
 ) -> None:
     await page.goto("/insights")
+    # Scores on every page are cut, never rounded across a threshold (0.74999 is not 0.7500).
+    cut = await page.evaluate(
+        "import('/static/js/ui.js').then(m => [0.74999, 0.29, 0.5].map(v => m.fmtNum(v)))"
+    )
+    assert cut == ["0.7499", "0.2900", "0.5000"], cut
     row = page.get_by_test_id("gaps-alerts").locator(f'tr[data-key="{KAFKA}"]')
     await expect(row).to_be_visible()
     await expect(row).to_contain_text("NONE ×")
