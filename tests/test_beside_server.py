@@ -113,13 +113,21 @@ async def test_a_studio_run_beside_the_server_is_the_servers_run(tmp_path: Path)
     """``langgraph dev`` beside ``make serve``: the Studio process cannot open the Milvus Lite
     folder, so its run goes to the server — the same answer as over HTTP (before: "not found"
     with a ConnectionConfigException inside), recorded there as a Studio session."""
-    from langgraph_sdk import get_client
 
-    from tests.test_studio import PORT, _wait_ok, config_outside_checkout
+    from tests.support.studio_port import studio_port
 
     exe = Path(os.sys.executable).with_name("langgraph")
     if not exe.exists():
         pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
+    with studio_port():
+        await _studio_beside_the_server(tmp_path, exe)
+
+
+async def _studio_beside_the_server(tmp_path: Path, exe: Path) -> None:
+    from langgraph_sdk import get_client
+
+    from tests.test_studio import PORT, _wait_ok, config_outside_checkout
+
     work = tmp_path / "srv"
     server = start_server(work)
     port = int(server.base_url.rsplit(":", 1)[1])

@@ -17,10 +17,12 @@ from langgraph_sdk import get_client
 from tests.support.kb import copy_fixture_kb
 from tests.support.paths import ROOT
 from tests.support.processes import stop_process
+from tests.support.studio_port import PORT as STUDIO_PORT
+from tests.support.studio_port import studio_port
 
 pytestmark = pytest.mark.slow  # a langgraph dev server process
 
-PORT = 2025  # 2024 is taken on these machines
+PORT = STUDIO_PORT  # 2024 is taken on these machines; tests take the port's lock first
 
 
 def config_outside_checkout(work: Path) -> Path:
@@ -78,30 +80,31 @@ def studio(studio_dir: Path):
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(ROOT),
     }
-    log = tmp_path / "langgraph-dev.log"  # outside the repository
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(exe),
-                "dev",
-                "--port",
-                str(PORT),
-                "--no-browser",
-                "--no-reload",
-                "--config",
-                str(config_outside_checkout(tmp_path)),
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        _wait_ok(proc, log)
-        yield f"http://127.0.0.1:{PORT}"
-    finally:
-        stop_process(proc)  # by its PID (its whole process group)
+    with studio_port():
+        log = tmp_path / "langgraph-dev.log"  # outside the repository
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [
+                    str(exe),
+                    "dev",
+                    "--port",
+                    str(PORT),
+                    "--no-browser",
+                    "--no-reload",
+                    "--config",
+                    str(config_outside_checkout(tmp_path)),
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            _wait_ok(proc, log)
+            yield f"http://127.0.0.1:{PORT}"
+        finally:
+            stop_process(proc)  # by its PID (its whole process group)
 
 
 async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
