@@ -27,8 +27,10 @@ migrate: install
 serve: migrate
 	$(PY) -m server
 
+# Both cores, each test file on one worker (its module fixtures — servers, browsers, stacks — built
+# once); the tests that need a fixed port take a lock for it (tests/support/studio_port.py).
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # In-process tests only (no servers, notebooks, MariaDB or browser), one worker per core (two
 # here), each test file on one worker so its fixtures are built once: under a minute.
