@@ -8,11 +8,15 @@ export TRANSFORMERS_OFFLINE ?= 1
 
 .PHONY: install serve test test-fast migrate lint bench clean
 
-# torch first, pinned to the CPU build: anything else pulls a multi-GB CUDA build.
+# torch first, pinned to the CPU build: anything else pulls a multi-GB CUDA build. `-qq`: errors
+# only — a pip config's find-links that do not exist here printed ~200 "Location … is ignored"
+# warnings on a fresh `make serve`; PIP_NO_WARN_SCRIPT_LOCATION drops the PATH notes.
+export PIP_NO_WARN_SCRIPT_LOCATION ?= 1
+export PIP_DISABLE_PIP_VERSION_CHECK ?= 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,dev]'
+	$(PY) -m pip install -qq torch==2.13.0
+	$(PY) -m pip install -qq -e '.[test,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,8 +27,10 @@ migrate: install
 serve: migrate
 	$(PY) -m server
 
+# Both cores, each test file on one worker (its module fixtures — servers, browsers, stacks — built
+# once); the tests that need a fixed port take a lock for it (tests/support/studio_port.py).
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # In-process tests only (no servers, notebooks, MariaDB or browser), one worker per core (two
 # here), each test file on one worker so its fixtures are built once: under a minute.

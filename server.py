@@ -27,6 +27,7 @@ from api.routes import (
     chat,
     documents,
     evals,
+    gaps,
     health,
     insights,
     knowledge,
@@ -106,11 +107,22 @@ def _mount_routes(app: FastAPI) -> None:
         sessions,
         cases,
         insights,
+        gaps,
         evals,
         pages,
     ):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
+
+
+# Loggers whose INFO lines read like errors at start-up: faiss' loader reports each instruction
+# set it could not load ("… due to: ModuleNotFoundError …") before the one it loads.
+QUIET_LOGGERS = ("faiss.loader", "faiss")
+
+
+def _quiet() -> None:
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def create_app(
@@ -121,6 +133,7 @@ def create_app(
     settings = settings or (services.settings if services else get_settings())
     if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
         logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)
+    _quiet()
     app = FastAPI(
         title="SuperBiz Agent",
         version="0.1.0",

@@ -30,6 +30,7 @@ from retrieval.domains import DomainService
 from retrieval.embeddings import CachedEmbeddings
 from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
+from retrieval.store import StoreUnavailable
 from settings import Settings
 from tools import build_tools
 
@@ -191,7 +192,15 @@ class Services:
         graphs, checkpointer = self._started()
         if checkpointer is None:
             raise RuntimeError("replay needs a checkpointer (started with_checkpointer=False)")
-        return Replayer(self.db, graphs, checkpointer, self.deps)
+        return Replayer(self.db, graphs, checkpointer, self.deps, store_check=self._store_closed)
+
+    async def _store_closed(self) -> str | None:
+        """Why the vector store cannot be opened from this process, or None when it can."""
+        try:
+            await asyncio.to_thread(lambda: self.kb.store.vectorstore)
+        except StoreUnavailable as exc:
+            return str(exc)
+        return None
 
     async def close(self) -> None:
         await self._stack.aclose()

@@ -8,6 +8,11 @@ outline (no tools, no stores), which costs milliseconds, so Studio opens at once
 waiting for the first knowledge-base import. The graphs are compiled without a checkpointer
 because the LangGraph server supplies its own. Port 2024 is taken on our machines: run
 ``langgraph dev --port 2025``.
+
+Every run is a session (origin ``studio``), recorded through the same runner and recorder as HTTP
+runs (``graph/studio_session.py``), so it appears in ``/sessions``. While a server holds the Milvus
+Lite folder (``make serve`` beside Studio), this process cannot open it: runs then go to that
+server over its HTTP API (``graph/served_graph.py``), which records them.
 """
 
 from __future__ import annotations
@@ -19,16 +24,22 @@ import sys
 from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk.runtime import ServerRuntime
 
+from graph.aiops import AIOPS_TASK
 from graph.deps import AgentDeps
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
 from graph.prompts import Prompts
+from graph.runner import Runner
+from graph.served_graph import served_graph
+from graph.studio_session import recorded
+from retrieval.served import Served, held_by_server
 from services import Services
 from settings import get_settings
 
 _services: Services | None = None
 _starting: asyncio.Task[Services] | None = None
 _outline: Graphs | None = None
+_runner: Runner | None = None
 
 
 async def _migrate(database_url: str) -> None:
@@ -89,20 +100,41 @@ def _outline_graphs() -> Graphs:
     return _outline
 
 
+def _held() -> bool:
+    """Another process (a server) holds the Milvus Lite folder; not this one, started or starting."""
+    ours = _services is not None or (_starting is not None and not _starting.done())
+    return not ours and held_by_server(get_settings())
+
+
 async def _graphs(runtime: ServerRuntime) -> Graphs:
+    if _services is not None and _services.graphs is not None:
+        return _services.graphs
     if runtime.execution_runtime is not None:  # a run: it needs the real thing
         graphs = (await _started()).graphs
         assert graphs is not None
         return graphs
-    if _services is not None and _services.graphs is not None:
-        return _services.graphs
-    _kick()  # start in the background: the first run will likely find everything ready
+    if not _held():
+        _kick()  # start in the background: the first run will likely find everything ready
     return _outline_graphs()
 
 
+async def _run_graph(runtime: ServerRuntime, flow: str) -> CompiledStateGraph:
+    """The graph for this access; for a run, bound to a new recorded session."""
+    global _runner
+    if runtime.execution_runtime is not None and _held():
+        return served_graph(Served.of(get_settings()), flow)
+    graphs = await _graphs(runtime)
+    graph = graphs.aiops if flow == "AI_OPS" else graphs.chat
+    if runtime.execution_runtime is None:
+        return graph
+    assert _services is not None
+    _runner = _runner or _services.runner()  # one per process: it tracks background scoring
+    return recorded(graph, _runner, flow, AIOPS_TASK if flow == "AI_OPS" else "")
+
+
 async def chat(runtime: ServerRuntime) -> CompiledStateGraph:
-    return (await _graphs(runtime)).chat
+    return await _run_graph(runtime, "CHAT")
 
 
 async def aiops(runtime: ServerRuntime) -> CompiledStateGraph:
-    return (await _graphs(runtime)).aiops
+    return await _run_graph(runtime, "AI_OPS")

@@ -20,6 +20,7 @@ NAMES = (
     "aiops_executor",
     "document_enricher",
     "domain_summary",
+    "runbook_draft",  # the knowledge-gap report's "draft a runbook" with a hosted model
 )
 KNOWLEDGE_MAP_SLOT = "{knowledge_map}"
 

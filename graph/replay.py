@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -206,14 +207,36 @@ def divergence(recorded: Any, replayed: Any, notes: list[dict[str, Any]]) -> dic
     }
 
 
+class StoreNotOpen(RuntimeError):
+    """The knowledge store a replay would look things up in cannot be opened here: replaying
+    would judge the recorded run against lookups that found nothing, so it is not done."""
+
+
 class Replayer:
-    """Replays sessions recorded in ``db`` by ``graphs``; ``deps`` rebuild them for a re-run."""
+    """Replays sessions recorded in ``db`` by ``graphs``; ``deps`` rebuild them for a re-run.
+
+    ``store_check`` names why the knowledge store cannot be read (None: it can); a re-run refuses
+    rather than report a divergence that only says the store was closed."""
 
     def __init__(
-        self, db: Database, graphs: Graphs, checkpointer: BaseCheckpointSaver, deps: AgentDeps
+        self,
+        db: Database,
+        graphs: Graphs,
+        checkpointer: BaseCheckpointSaver,
+        deps: AgentDeps,
+        store_check: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.db, self.graphs, self.checkpointer, self.deps = db, graphs, checkpointer, deps
         self.runner = Runner(db, graphs)
+        self.store_check = store_check
+
+    async def _store_open(self) -> None:
+        reason = await self.store_check() if self.store_check else None
+        if reason:
+            raise StoreNotOpen(
+                f"not replayed: the knowledge store cannot be opened here ({reason}); a replay "
+                "against it would compare the recorded lookups with empty ones"
+            )
 
     async def _trace(self, session_id: str) -> Any:
         async with self.db.session() as db:
@@ -293,6 +316,7 @@ class Replayer:
     async def from_checkpoint(self, session_id: str, checkpoint_id: str) -> RunResult:
         """Time travel: continue from any checkpoint of the session with the current models."""
         trace = await self._trace(session_id)
+        await self._store_open()
         graph = self.graphs.for_flow(trace.session.agent_flow)
         thread, cid = await self._fork(graph, trace.session.thread_id or "", checkpoint_id)
         return await self.runner.run(
@@ -307,6 +331,7 @@ class Replayer:
     async def rerun(self, session_id: str) -> dict[str, Any]:
         """Re-run against the current code with the recorded model outputs; report divergence."""
         recorded = await self._trace(session_id)
+        await self._store_open()
         start = next(
             (c for c in await self.checkpoints(session_id) if c["source"] == "input"), None
         )

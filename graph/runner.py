@@ -112,10 +112,12 @@ class Runner:
         thread_id: str | None = None,
         replay_of: str | None = None,
         origin: str | None = None,
+        session_id: str | None = None,
     ) -> Run:
         """Create the session, RUNNING and leased to this attempt. Done before anything streams, so
-        a database that refuses it fails the request with a clear status, not an empty stream."""
-        session_id, thread_id = uuid.uuid4().hex, thread_id or uuid.uuid4().hex
+        a database that refuses it fails the request with a clear status, not an empty stream.
+        ``session_id``: one chosen beforehand (a Studio run carries it in its config metadata)."""
+        session_id, thread_id = session_id or uuid.uuid4().hex, thread_id or uuid.uuid4().hex
         lease = Lease(self.db, session_id, self.lease_s)
         async with self.db.session() as db:
             await repo.create_session(
@@ -279,6 +281,20 @@ class Runner:
             return "another run of this session took over its record while this one stalled"
         self._spawn(self.score(run.session_id))
         return None
+
+    async def close(
+        self,
+        run: Run,
+        recorder: RunRecorder,
+        answer: str | None,
+        failure: BaseException | None = None,
+    ) -> str | None:
+        """Close a session whose graph someone else streamed (LangGraph Studio's server), as
+        ``events`` closes its own: the recorder's faults or ``failure`` make it FAILED."""
+        if failure is not None:
+            return await self._finish(run, SessionStatus.FAILED, None, describe_failure(failure))
+        status, error = self._outcome(recorder.faults)
+        return await self._finish(run, status, answer, error)
 
     async def _write_finish(
         self, run: Run, status: SessionStatus, answer: str | None, error: str | None

@@ -56,6 +56,12 @@ async def _sessions(settings: Settings, args: argparse.Namespace) -> int:
         print(f"answer:\n{trace.session.answer or ''}")
         return 0
 
+    from retrieval.served import held_by_server
+
+    if held_by_server(settings):
+        return await asyncio.to_thread(_served_replay, settings, args)
+
+    from graph.replay import StoreNotOpen
     from services import Services
 
     services = await Services.start(settings)
@@ -70,8 +76,43 @@ async def _sessions(settings: Settings, args: argparse.Namespace) -> int:
             print(json.dumps(await replayer.rerun(args.id), ensure_ascii=False, indent=2))
         await replayer.runner.drain()
         return 0
+    except StoreNotOpen as exc:
+        print(exc, file=sys.stderr)
+        return 1
     finally:
         await services.close()
+
+
+def _served_replay(settings: Settings, args: argparse.Namespace) -> int:
+    """The replay by the server that holds the Milvus Lite folder (this process cannot open it):
+    the same report as ``POST /api/sessions/{id}/replay``, the replay recorded by that server."""
+    from retrieval.served import (
+        Served,
+        ServerRefused,
+        ServerUnavailable,
+        held_message,
+        snake_keys,
+    )
+
+    served = Served.of(settings)
+    path = f"/api/sessions/{args.id}"
+    try:
+        if args.list_checkpoints:
+            out = served.request("GET", f"{path}/checkpoints")
+        elif args.from_checkpoint:
+            body = {"mode": "checkpoint", "checkpointId": args.from_checkpoint}
+            out = served.request("POST", f"{path}/replay", json=body)
+        else:
+            out = served.request("POST", f"{path}/replay", json={"mode": "rerun"})
+    except ServerUnavailable as exc:
+        print(f"not replayed: {held_message(settings, str(exc))}", file=sys.stderr)
+        return 1
+    except ServerRefused as exc:
+        print(f"not replayed: {exc}", file=sys.stderr)
+        return 1
+    print(f"(replayed by the running server on {served.where})", file=sys.stderr)
+    print(json.dumps(snake_keys(out), ensure_ascii=False, indent=2))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

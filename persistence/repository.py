@@ -124,6 +124,7 @@ async def list_sessions(
     created_to: datetime | None = None,
     limit: int = 20,
     offset: int = 0,
+    origin: str | None = None,
 ) -> Page:
     """Newest first. ``text`` matches the question or the answer (case-insensitive, ``%`` and ``_``
     taken literally); ``created_from`` / ``created_to`` bound ``created_at`` (inclusive, UTC)."""
@@ -145,6 +146,8 @@ async def list_sessions(
         conds.append(DiagnosisSession.agent_flow == flow)
     if thread_id:
         conds.append(DiagnosisSession.thread_id == thread_id)
+    if origin:  # who started the runs: user | studio | replay | eval
+        conds.append(DiagnosisSession.origin == origin)
     order = [col(DiagnosisSession.created_at).desc(), col(DiagnosisSession.id).desc()]
     return await paged(session, DiagnosisSession, conds, order, limit, offset)
 

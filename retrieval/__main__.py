@@ -10,16 +10,25 @@ import argparse
 import asyncio
 import json
 import sys
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
-
-import httpx
 
 from persistence.db import Database
 from persistence.migrate import upgrade
 from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
-from retrieval.milvus_lite import held_elsewhere
+from retrieval.served import (
+    Served,
+    ServerRefused,
+    ServerUnavailable,
+    held_by_server,
+    held_message,
+    snake_keys,
+)
 from settings import Settings, SettingsError, load_settings
+
+# The API's keys whose values are data-keyed maps (left as they are by its camelCase).
+_OPAQUE = {"served", "byCategory", "byStatus", "routeWeights", "timingsMs"}
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -31,6 +40,14 @@ def _progress(event: dict[str, Any]) -> None:
             f"[{event['index']}/{event['total']}] {event['status']:<8} {event['file']}{err}",
             file=sys.stderr,
         )
+
+
+def cut(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, cut rather than rounded: a confidence of 0.7499 beside
+    REFERENCE reads 0.74, never 0.75 (the HIGHLY_RELEVANT threshold). Cut from its shortest
+    decimal form (``repr``), so binary fractions lose no digit."""
+    step = Decimal(1).scaleb(-digits)
+    return str(Decimal(repr(float(value))).quantize(step, rounding=ROUND_DOWN))
 
 
 def _print_lookup(outcome: Any, as_json: bool) -> None:
@@ -59,9 +76,9 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
     if a.get("documents"):
         print(f"{'source':<45} {'level':<15} {'conf':>5} {'dense':>6} {'bm25':>7}  ranks")
         for d in a["documents"]:
-            conf = "-" if d["confidence"] is None else f"{d['confidence']:.2f}"
-            sim = "-" if d["dense_similarity"] is None else f"{d['dense_similarity']:.3f}"
-            bm = "-" if d["bm25_score"] is None else f"{d['bm25_score']:.2f}"
+            conf = "-" if d["confidence"] is None else cut(d["confidence"], 2)
+            sim = "-" if d["dense_similarity"] is None else cut(d["dense_similarity"], 3)
+            bm = "-" if d["bm25_score"] is None else cut(d["bm25_score"], 2)
             mark = " *" if d["shown"] else ""
             print(
                 f"{d['source']:<45} {d['level']:<15} {conf:>5} {sim:>6} {bm:>7}  {d['ranks']}{mark}"
@@ -77,15 +94,28 @@ def _print_lookup(outcome: Any, as_json: bool) -> None:
 
 def _served_stats(settings: Settings) -> dict[str, Any] | None:
     """The running server's own count (``GET /api/knowledge/stats``), or None if none answers."""
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-    headers = {"X-API-Key": settings.api_key} if settings.api_key else {}
     try:
-        r = httpx.get(
-            f"http://{host}:{settings.port}/api/knowledge/stats", headers=headers, timeout=5
-        )
-        return r.json() if r.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        return Served.of(settings).request("GET", "/api/knowledge/stats", timeout=5)
+    except (ServerUnavailable, ServerRefused):
         return None
+
+
+class _Outcome:
+    """A lookup the running server made (``POST /api/knowledge/lookup``), shaped as the CLI's own."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.payload, self.artifact = body["result"], snake_keys(body["scores"], _OPAQUE)
+
+
+def _served_lookup(settings: Settings, query: str) -> _Outcome:
+    """The lookup by the server holding the Milvus Lite folder: the same answer as over HTTP."""
+    served = Served.of(settings)
+    try:
+        body = served.request("POST", "/api/knowledge/lookup", json={"query": query})
+    except ServerUnavailable as exc:
+        raise ServerUnavailable(held_message(settings, str(exc))) from None
+    print(f"(looked up by the running server on {served.where})", file=sys.stderr)
+    return _Outcome(body)
 
 
 async def _stats(kb: KnowledgeBase) -> dict[str, Any]:
@@ -94,7 +124,7 @@ async def _stats(kb: KnowledgeBase) -> dict[str, Any]:
     Milvus Lite lets one process open its file at a time, so while the server runs this process
     cannot count the vectors itself; it asks the server (on HOST:PORT) instead."""
     s = kb.settings
-    held = s.milvus_kind == "milvus-lite" and held_elsewhere(s.milvus_uri)
+    held = held_by_server(s)
     out = await kb.stats(count_vectors=not held)
     if not held:
         return out
@@ -113,6 +143,11 @@ async def _stats(kb: KnowledgeBase) -> dict[str, Any]:
 
 async def _run(args: argparse.Namespace) -> int:
     settings = load_settings()
+    if args.cmd == "lookup" and held_by_server(settings):
+        # Opening the folder here would fail (DataDirLockedError): the server looks it up.
+        outcome = await asyncio.to_thread(_served_lookup, settings, args.query)
+        _print_lookup(outcome, args.json)
+        return 0
     upgrade(settings.database_url)
     db = Database(settings.database_url)
     kb = KnowledgeBase.build(settings, db)
@@ -167,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return asyncio.run(_run(args))
-    except (SettingsError, EmbeddingMismatch) as exc:
+    except (SettingsError, EmbeddingMismatch, ServerUnavailable, ServerRefused) as exc:
         print(exc, file=sys.stderr)
         return 2
 

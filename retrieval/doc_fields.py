@@ -8,9 +8,10 @@ value it overrides is named in a warning. What the form gave is kept with the do
 re-import of the same file applies it again.
 
 Chunk size and overlap are counted in the embedding model's own tokens, like
-``RETRIEVAL__CHUNK_SIZE``: a chunk must fit the model's window (MiniLM reads 256 tokens), so the
-size may be anything from :data:`MIN_CHUNK_SIZE` up to that window, and the overlap at most half the
-size. Values outside are refused with the allowed range, never silently cut.
+``RETRIEVAL__CHUNK_SIZE``: a chunk must fit the model's window (multilingual-e5-small 508 tokens of a
+chunk, MiniLM 254). A size from :data:`MIN_CHUNK_SIZE` up is taken; above the window it is capped to
+it with a warning naming both numbers (never silently). The overlap is at most half the given size;
+other values are refused with the allowed range.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from typing import Any
 
 from persistence.models import DEFAULT_VERSION
 
-__all__ = ["DEFAULT_VERSION", "ChunkingError", "DocFields", "check_chunking", "chunking_problem"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "ChunkingError",
+    "DocFields",
+    "check_chunking",
+    "chunking_problem",
+    "chunking_warnings",
+]
 MIN_CHUNK_SIZE = 32  # below this a chunk carries too little text to be found (chunking.py's floor)
 MAX_LENGTHS = {"fault_source": 128, "api_name": 255, "version": 32}
 # frontmatter key → field; the seed wrote camelCase, our frontmatter is snake_case.
@@ -85,21 +93,41 @@ def clean_text(value: str | None) -> str | None:
 
 
 def chunking_problem(size: int | None, overlap: int | None, default_size: int, window: int) -> str:
-    """What is wrong with these chunk parameters for a model reading ``window`` tokens ('' when
-    nothing is). ``None`` means the configured default."""
-    if size is not None and not MIN_CHUNK_SIZE <= size <= window:
+    """What is wrong with these chunk parameters ('' when nothing is). ``None`` means the
+    configured default. A size above the model's ``window`` is not wrong — it is capped to the
+    window with a warning (``chunking_warnings``), so the seed's own defaults (500 / 50) are taken
+    whatever model reads them; a size under the minimum, or an overlap over half the size, is."""
+    if size is not None and size < MIN_CHUNK_SIZE:
         return (
-            f"chunkSize {size} is outside {MIN_CHUNK_SIZE}–{window}: chunks are counted in the "
-            f"embedding model's tokens and must fit its {window}-token window; choose a size "
-            f"from {MIN_CHUNK_SIZE} to {window}"
+            f"chunkSize {size} is below {MIN_CHUNK_SIZE}: choose a size from {MIN_CHUNK_SIZE} to "
+            f"the embedding model's {window}-token window (larger sizes are capped to it)"
         )
-    effective = min(size if size is not None else default_size, window)
-    if overlap is not None and not 0 <= overlap <= effective // 2:
+    given = size if size is not None else default_size
+    if overlap is not None and not 0 <= overlap <= given // 2:
         return (
-            f"chunkOverlap {overlap} is outside 0–{effective // 2}: the overlap may be at most "
-            f"half the chunk size ({effective} tokens); choose a smaller overlap"
+            f"chunkOverlap {overlap} is outside 0–{given // 2}: the overlap may be at most "
+            f"half the chunk size ({given} tokens); choose a smaller overlap"
         )
     return ""
+
+
+def chunking_warnings(
+    size: int | None, overlap: int | None, default_size: int, window: int
+) -> list[str]:
+    """The caps applied to valid chunk parameters for a model reading ``window`` tokens."""
+    out = []
+    if size is not None and size > window:
+        out.append(
+            f"chunkSize {size} is above the embedding model's {window}-token window: chunks are "
+            f"{window} tokens (chunks are counted in the model's own tokens)"
+        )
+    used = min(size if size is not None else default_size, window)
+    if overlap is not None and overlap > used // 2:
+        out.append(
+            f"chunkOverlap {overlap} is more than half of the {used}-token chunks: "
+            f"{used // 2} is used"
+        )
+    return out
 
 
 def check_chunking(size: int | None, overlap: int | None, default_size: int, window: int) -> None:

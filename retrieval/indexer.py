@@ -16,7 +16,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from retrieval.chunking import Chunk, card_text, chunk_document, with_card
-from retrieval.doc_fields import DEFAULT_VERSION, DocFields, chunking_problem
+from retrieval.doc_fields import (
+    DEFAULT_VERSION,
+    DocFields,
+    chunking_problem,
+    chunking_warnings,
+)
 from retrieval.documents import DocumentError, ParsedDocument, parse_document, section_titles
 from retrieval.embedding_cache import StoredChunk, unchanged
 from retrieval.store import ChunkStore
@@ -95,7 +100,9 @@ class VectorIndexer:
         merged, warnings = given.over(parsed.fields)
         if problem := self.check_chunking(merged):
             raise DocumentError(f"{parsed.file_path}: {problem}")
-        return replace(parsed, fields=merged, warnings=[*parsed.warnings, *warnings])
+        window = self.window or 10**9
+        capped = chunking_warnings(merged.chunk_size, merged.chunk_overlap, self.chunk_size, window)
+        return replace(parsed, fields=merged, warnings=[*parsed.warnings, *warnings, *capped])
 
     def columns(self, parsed: ParsedDocument) -> dict[str, Any]:
         """The document's fields as its row records them: the chunking actually used."""

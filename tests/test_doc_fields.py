@@ -56,15 +56,26 @@ def test_the_form_wins_and_says_what_it_overrode() -> None:
         (None, None, ""),
         (64, 32, ""),
         (254, 0, ""),
-        (31, None, "32–254"),
-        (255, None, "32–254"),
+        (31, None, "below 32"),
+        (255, None, ""),  # above the window: capped with a warning, not refused
+        (500, 50, ""),  # the seed's defaults
         (64, 33, "0–32"),
-        (None, 200, "0–127"),
+        (None, 300, "0–250"),  # half the configured 500, before the cap
     ],
 )
 def test_chunk_ranges_follow_the_model_window(size, overlap, problem) -> None:  # noqa: ANN001
     found = chunking_problem(size, overlap, default_size=500, window=254)
     assert (problem in found) if problem else found == ""
+
+
+def test_sizes_above_the_window_are_capped_with_a_warning_naming_both_numbers() -> None:
+    from retrieval.doc_fields import chunking_warnings
+
+    (size,) = chunking_warnings(500, 50, default_size=500, window=254)
+    assert "chunkSize 500" in size and "254-token window" in size
+    both = chunking_warnings(500, 200, default_size=500, window=254)
+    assert len(both) == 2 and "chunkOverlap 200" in both[1] and "127 is used" in both[1]
+    assert chunking_warnings(254, 50, default_size=500, window=254) == []
 
 
 def test_a_disabled_document_is_not_out_of_step() -> None:

@@ -84,6 +84,7 @@ async def test_chunk_params_change_the_chunks_and_bad_ones_are_refused(client, s
     small = await upload(client, "chunks-small.md", raw, chunkSize="64", chunkOverlap="0")
     assert small.status_code == 201, small.text
     small_doc = small.json()["document"]
+    capped: list[dict] = []
     try:
         assert (small_doc["chunkSize"], small_doc["chunkOverlap"]) == (64, 0)
         assert small_doc["chunkCount"] > default["chunkCount"] + 3
@@ -93,17 +94,24 @@ async def test_chunk_params_change_the_chunks_and_bad_ones_are_refused(client, s
         assert max(c["tokenCount"] for c in body(default_detail)) > 100
         assert max(c["tokenCount"] for c in body(small_detail)) <= 64 + 16  # + breadcrumb
 
-        too_big = await upload(client, "chunks-big.md", raw, chunkSize="1000")
-        message = error(too_big, 422, "invalid_chunk_params")
+        # Above the model's window: taken, capped to it, with a warning naming both numbers.
         window = services.kb.store.embeddings.max_tokens
-        assert f"32–{window}" in message and "window" in message
+        big = await upload(client, "chunks-big.md", raw, chunkSize="1000", chunkOverlap="50")
+        assert big.status_code == 201, big.text
+        big_doc = big.json()["document"]
+        capped.append(big_doc)
+        assert (big_doc["chunkSize"], big_doc["chunkOverlap"]) == (window, 50)
+        warned = " ".join(big.json()["result"]["warnings"])
+        assert "chunkSize 1000" in warned and f"{window}-token window" in warned, warned
+        tiny = await upload(client, "chunks-tiny.md", raw, chunkSize="8")
+        assert "below 32" in error(tiny, 422, "invalid_chunk_params")
         overlap = await upload(client, "chunks-overlap.md", raw, chunkSize="64", chunkOverlap="40")
         assert "0–32" in error(overlap, 422, "invalid_chunk_params")
         error(await upload(client, "chunks-text.md", raw, chunkSize="many"), 422, "invalid_request")
-        listed = await client.get("/api/documents", params={"q": "chunks-big"})
+        listed = await client.get("/api/documents", params={"q": "chunks-tiny"})
         assert listed.json()["total"] == 0  # nothing was stored
     finally:
-        for d in (default, small_doc):
+        for d in (default, small_doc, *capped):
             await client.delete(f"/api/documents/{d['docId']}")
 
 

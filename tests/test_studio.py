@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -16,10 +17,12 @@ from langgraph_sdk import get_client
 from tests.support.kb import copy_fixture_kb
 from tests.support.paths import ROOT
 from tests.support.processes import stop_process
+from tests.support.studio_port import PORT as STUDIO_PORT
+from tests.support.studio_port import studio_port
 
 pytestmark = pytest.mark.slow  # a langgraph dev server process
 
-PORT = 2025  # 2024 is taken on these machines
+PORT = STUDIO_PORT  # 2024 is taken on these machines; tests take the port's lock first
 
 
 def config_outside_checkout(work: Path) -> Path:
@@ -55,9 +58,14 @@ def _wait_ok(proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> 
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory):
+def studio_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("studio")
+
+
+@pytest.fixture(scope="module")
+def studio(studio_dir: Path):
     """One ``langgraph dev`` for the module (its start and first graph load are the slow part)."""
-    tmp_path = tmp_path_factory.mktemp("studio")
+    tmp_path = studio_dir
     exe = Path(os.sys.executable).with_name("langgraph")
     if not exe.exists():
         pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[test]')")
@@ -72,30 +80,31 @@ def studio(tmp_path_factory: pytest.TempPathFactory):
         "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": str(ROOT),
     }
-    log = tmp_path / "langgraph-dev.log"  # outside the repository
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(exe),
-                "dev",
-                "--port",
-                str(PORT),
-                "--no-browser",
-                "--no-reload",
-                "--config",
-                str(config_outside_checkout(tmp_path)),
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        _wait_ok(proc, log)
-        yield f"http://127.0.0.1:{PORT}"
-    finally:
-        stop_process(proc)  # by its PID (its whole process group)
+    with studio_port():
+        log = tmp_path / "langgraph-dev.log"  # outside the repository
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [
+                    str(exe),
+                    "dev",
+                    "--port",
+                    str(PORT),
+                    "--no-browser",
+                    "--no-reload",
+                    "--config",
+                    str(config_outside_checkout(tmp_path)),
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            _wait_ok(proc, log)
+            yield f"http://127.0.0.1:{PORT}"
+        finally:
+            stop_process(proc)  # by its PID (its whole process group)
 
 
 async def test_langgraph_dev_serves_both_graphs(studio: str) -> None:
@@ -151,3 +160,31 @@ async def test_both_graphs_run_from_messages_alone(studio: str) -> None:
     assert report["question"] == "分析当前告警"
     assert report["answer"].startswith("# 告警分析报告") and "## 结论" in report["answer"]
     assert "PaymentGatewayTimeoutRateHigh" in report["answer"]
+
+
+async def test_a_studio_run_is_a_recorded_session(studio: str, studio_dir: Path) -> None:
+    """Studio runs go through the same runner and recorder as HTTP runs: a session with origin
+    ``studio``, its steps and tool calls, listed in /sessions like any other."""
+    client = get_client(url=studio)
+    out = await client.runs.wait(None, "chat", input={"question": "Redis 内存满了怎么办"})
+    assert out["session_id"], out  # before: empty, nothing recorded
+    db = sqlite3.connect(studio_dir / "studio.db")
+    deadline = time.monotonic() + 30
+    while True:  # the session closes as the run's root chain ends
+        row = db.execute(
+            "select origin, status, query, answer from diagnosis_session where session_id = ?",
+            (out["session_id"],),
+        ).fetchone()
+        if (row and row[1] != "RUNNING") or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert row is not None, "the Studio run left no session"
+    assert row[:3] == ("studio", "SUCCESS", "Redis 内存满了怎么办"), row
+    assert row[3] == out["answer"]
+    steps = db.execute(
+        "select count(*) from agent_step where session_id = ?", (out["session_id"],)
+    ).fetchone()[0]
+    calls = db.execute(
+        "select tool_name from tool_invocation where session_id = ?", (out["session_id"],)
+    ).fetchall()
+    assert steps >= 1 and ("lookup_knowledge",) in calls, (steps, calls)

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
 from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
@@ -21,9 +21,17 @@ from api.schemas import (
 )
 from graph.aiops import AIOPS_TASK
 from persistence.feedback import submit_feedback
+from persistence.models import SessionOrigin
 
 router = APIRouter(prefix="/api", tags=["chat"], dependencies=Guarded)
 ERRORS = responses(400, 401, 403, 404, 409, 415, 422, 503)  # 409: conversation_busy
+# LangGraph Studio beside this server sends its runs here (graph/served_graph.py); they are
+# recorded as Studio runs. Any other value is an ordinary user run.
+OriginHeader = Header(None, alias="X-Session-Origin", include_in_schema=False)
+
+
+def _origin(value: str | None) -> str | None:
+    return SessionOrigin.STUDIO if value == SessionOrigin.STUDIO else None
 
 
 def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
@@ -40,9 +48,13 @@ def _sse(events: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
 
 
 @router.post("/chat", response_model=ChatResponse, dependencies=JsonBody, responses=ERRORS)
-async def chat(body: ChatRequest, runner: RunnerDep) -> ChatResponse:
+async def chat(
+    body: ChatRequest, runner: RunnerDep, origin: str | None = OriginHeader
+) -> ChatResponse:
     """Answer one question; the same ``id`` continues a conversation."""
-    result = await runner.run(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex)
+    result = await runner.run(
+        body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex, origin=_origin(origin)
+    )
     if result.status != "SUCCESS":
         raise ApiError(
             502, "run_failed", f"the run failed: {result.error} (session {result.session_id})"
@@ -70,10 +82,12 @@ async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceRespon
     dependencies=JsonBody,
     responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
 )
-async def ai_ops(runner: RunnerDep, body: AiOpsRequest | None = None) -> EventSourceResponse:
+async def ai_ops(
+    runner: RunnerDep, body: AiOpsRequest | None = None, origin: str | None = OriginHeader
+) -> EventSourceResponse:
     """Analyse the active alerts; streams the run and ends with the Markdown report."""
     thread = (body.id if body else None) or uuid.uuid4().hex
-    run = await runner.open(AIOPS_TASK, flow="AI_OPS", thread_id=thread)
+    run = await runner.open(AIOPS_TASK, flow="AI_OPS", thread_id=thread, origin=_origin(origin))
     return _sse(runner.events(AIOPS_TASK, run=run))
 
 

@@ -18,6 +18,7 @@ from api.schemas import (
     SessionTraceOut,
     camelize,
 )
+from graph.replay import StoreNotOpen
 from persistence import repository as repo
 from persistence.leases import SessionBusy
 
@@ -39,6 +40,13 @@ async def list_sessions(
     services: ServicesDep,
     status: Annotated[str | None, Query(pattern="^(RUNNING|SUCCESS|FAILED)$")] = None,
     flow: Annotated[str | None, Query(pattern="^(CHAT|AI_OPS)$")] = None,
+    origin: Annotated[
+        str | None,
+        Query(
+            pattern="^(user|studio|replay|eval)$",
+            description="who started the runs: user (console, HTTP), studio, replay, eval",
+        ),
+    ] = None,
     q: Annotated[str | None, Query(max_length=200, description=Q_HELP)] = None,
     created_from: Annotated[
         str | None, Query(alias="from", max_length=40, description=FROM_HELP)
@@ -53,6 +61,7 @@ async def list_sessions(
             s,
             status=status,
             flow=flow,
+            origin=origin,
             text=(q or "").strip() or None,
             created_from=start,
             created_to=end,
@@ -128,3 +137,5 @@ async def replay(
         return camelize(await replayer.rerun(session_id))
     except LookupError as exc:
         raise ApiError(404, "not_found", str(exc)) from None
+    except StoreNotOpen as exc:
+        raise ApiError(503, "store_unavailable", str(exc)) from None

@@ -13,6 +13,7 @@ import {
   appendUploadFields, chunkFieldErrors, chunkList, detailFields, disabledBadge, isEnabled,
   loadFaultSources, setEnabled,
 } from "./doc_meta.js";
+import { openDraft } from "./draft.js";
 
 const STATUSES = [
   ["PENDING", "待处理 PENDING"],
@@ -602,3 +603,4 @@ window.addEventListener("superbiz:started", () => refreshAll()); // the server f
 renderCards();
 loadStats();
 loadDocuments();
+openDraft(openUpload); // a runbook drafted from the knowledge-gap report (insights page)

@@ -17,13 +17,14 @@ const els = {
   pager: $("session-pager"),
   status: $("session-status"),
   flow: $("session-flow"),
+  origin: $("session-origin"),
   pageSize: $("session-page-size"),
   q: $("session-q"),
   from: $("session-from"),
   to: $("session-to"),
   detail: $("session-detail"),
 };
-const state = { status: "", flow: "", q: "", from: "", to: "", page: 1, pageSize: 20, items: [] };
+const state = { status: "", flow: "", origin: "", q: "", from: "", to: "", page: 1, pageSize: 20, items: [] };
 let listToken = 0;
 let detailToken = 0;
 
@@ -34,6 +35,12 @@ function currentId() {
 function feedbackBadge(fb) {
   if (!fb) return h("span", { class: "muted" }, "—");
   return h("span", { class: `badge fb-${fb}`, "data-testid": "feedback-badge" }, fb);
+}
+
+// Replays and eval runs are recorded like user runs but are not traffic: shown apart.
+function originBadge(origin) {
+  const o = origin || "user";
+  return h("span", { class: `badge origin-${o}${o === "user" ? "" : " muted"}` }, o);
 }
 
 function scoreText(v) {
@@ -51,7 +58,7 @@ async function loadSessions({ quiet = false } = {}) {
   try {
     data = await api("/api/sessions", {
       query: {
-        status: state.status, flow: state.flow, q: state.q, from: dayStart(state.from), to: dayEnd(state.to),
+        status: state.status, flow: state.flow, origin: state.origin, q: state.q, from: dayStart(state.from), to: dayEnd(state.to),
         page: state.page, pageSize: state.pageSize,
       },
     });
@@ -74,7 +81,7 @@ function dayEnd(day) {
 }
 
 function filtered() {
-  return Boolean(state.status || state.flow || state.q || state.from || state.to);
+  return Boolean(state.status || state.flow || state.origin || state.q || state.from || state.to);
 }
 
 function renderTable(total) {
@@ -89,7 +96,7 @@ function renderTable(total) {
     clear(els.pager);
     return;
   }
-  const head = ["问题 Query", "状态", "Flow", "耗时", "Tokens", "Evidence", "反馈", "创建时间"];
+  const head = ["问题 Query", "状态", "Flow", "来源 Origin", "耗时", "Tokens", "Evidence", "反馈", "创建时间"];
   const selected = currentId();
   const rows = state.items.map((s) => {
     const id = pick(s, "sessionId");
@@ -101,11 +108,12 @@ function renderTable(total) {
         pick(s, "replayOf") ? h("div", { class: "muted small-text" }, `replay of ${pick(s, "replayOf").slice(0, 12)}`) : null),
       h("td", { "data-label": head[1] }, statusBadge(s.status, "session-status")),
       h("td", { "data-label": head[2] }, pick(s, "agentFlow") || "—"),
-      h("td", { "data-label": head[3], class: "num" }, fmtDuration(pick(s, "totalDurationMs"))),
-      h("td", { "data-label": head[4], class: "num" }, String(pick(s, "totalTokens") ?? "—")),
-      h("td", { "data-label": head[5], class: "num", "data-testid": "session-evidence" }, scoreText(pick(s, "evidenceScore"))),
-      h("td", { "data-label": head[6] }, feedbackBadge(s.feedback)),
-      h("td", { "data-label": head[7], class: "nowrap" }, fmtDate(pick(s, "createdAt"))),
+      h("td", { "data-label": head[3], "data-testid": "session-origin" }, originBadge(s.origin)),
+      h("td", { "data-label": head[4], class: "num" }, fmtDuration(pick(s, "totalDurationMs"))),
+      h("td", { "data-label": head[5], class: "num" }, String(pick(s, "totalTokens") ?? "—")),
+      h("td", { "data-label": head[6], class: "num", "data-testid": "session-evidence" }, scoreText(pick(s, "evidenceScore"))),
+      h("td", { "data-label": head[7] }, feedbackBadge(s.feedback)),
+      h("td", { "data-label": head[8], class: "nowrap" }, fmtDate(pick(s, "createdAt"))),
     );
   });
   setChildren(
@@ -367,6 +375,7 @@ async function openSession(id) {
 function onFilter() {
   state.status = els.status.value;
   state.flow = els.flow.value;
+  state.origin = els.origin.value;
   state.q = els.q.value.trim();
   state.from = els.from.value;
   state.to = els.to.value;
@@ -376,6 +385,7 @@ function onFilter() {
 }
 els.status.addEventListener("change", onFilter);
 els.flow.addEventListener("change", onFilter);
+els.origin.addEventListener("change", onFilter);
 els.pageSize.addEventListener("change", onFilter);
 els.q.addEventListener("input", debounce(onFilter, 300));
 els.from.addEventListener("change", onFilter);

@@ -80,11 +80,18 @@ export function fmtBytes(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+// Cut, never rounded: a displayed score must not cross a threshold its value is under
+// (0.74999 beside REFERENCE must not read 0.7500). Cut from the shortest decimal form, so no
+// binary-fraction error (0.29 * 100 = 28.999…) loses a digit.
 export function fmtNum(v, digits = 4) {
   if (v === null || v === undefined || v === "") return "—";
   const n = Number(v);
   if (!Number.isFinite(n)) return String(v);
-  return Number.isInteger(n) ? String(n) : n.toFixed(digits);
+  if (Number.isInteger(n)) return String(n);
+  const s = String(Math.abs(n));
+  if (/e/i.test(s)) return n.toFixed(digits); // tiny or huge: no threshold lives there
+  const [whole, frac = ""] = s.split(".");
+  return `${n < 0 ? "-" : ""}${whole}.${(frac + "0".repeat(digits)).slice(0, digits)}`;
 }
 
 export function json(value) {
