@@ -181,16 +181,27 @@ def _map_domains(system: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _generic_keywords(domains: dict[str, list[dict[str, Any]]]) -> set[str]:
+    """Keywords that name a topic several mapped documents share (``Redis``), not one document."""
+    titles = [str(d.get("title", "")).lower() for docs in domains.values() for d in docs]
+    kws = {
+        str(k).lower() for docs in domains.values() for d in docs for k in d.get("keywords") or []
+    }
+    return {k for k in kws if sum(k in t for t in titles) >= 2}
+
+
 def _domain_score(
-    question: str, qterms: list[str], docs: list[dict[str, Any]]
+    question: str, qterms: list[str], docs: list[dict[str, Any]], generic: set[str] = frozenset()
 ) -> tuple[int, list[str]]:
-    """Keywords found in the question weigh 3, title words 2, cover topics 1."""
+    """Keywords found in the question weigh 3 (a topic keyword several titles share, 1), title
+    words 2, cover topics 1."""
     q = question.lower()
     score, hits = 0, []
     for d in docs:
         for kw in d.get("keywords", []) or []:
             if str(kw).lower() in q:
-                score, hits = score + 3, [*hits, str(kw)]
+                weight = 1 if str(kw).lower() in generic else 3
+                score, hits = score + weight, [*hits, str(kw)]
         title, covers = (
             str(d.get("title", "")).lower(),
             " ".join(map(str, d.get("covers", []) or [])).lower(),
@@ -208,8 +219,9 @@ def _symptom_docs(
 ) -> list[tuple[str, str, list[str]]]:
     """(domain, title, matched terms) of the runbooks one clause points at clearly."""
     qterms = terms(clause)
+    generic = _generic_keywords(domains)
     scored = [
-        (*_domain_score(clause, qterms, [d]), name, str(d.get("title", "")))
+        (*_domain_score(clause, qterms, [d], generic), name, str(d.get("title", "")))
         for name, docs in domains.items()
         for d in docs
     ]
@@ -220,15 +232,35 @@ def _symptom_docs(
     return [(name, title, hits) for score, hits, name, title in scored if score >= floor]
 
 
-def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
+def _best_keyword(clause: str, domains: dict[str, list[dict[str, Any]]], title: str) -> str:
+    """The mapped document's keyword that shares most terms with the symptom ("Redis 内存满" for
+    "Redis 内存也快满了"): the words a planner takes from the map (chat_planner.md rule 2)."""
+    doc = next((d for docs in domains.values() for d in docs if d.get("title") == title), {})
+    words = {t.lower() for t in terms(clause)} | set(clause.lower())
+    best, best_n = "", 1
+    for kw in doc.get("keywords") or []:
+        kt = {t.lower() for t in terms(str(kw))}
+        n = len(kt & words)
+        if n > best_n or (n == best_n and best and len(str(kw)) < len(best)):
+            best, best_n = str(kw), n
+    return best
+
+
+def plan_symptoms(
+    question: str, system: str, done: list[str], symptoms: list[str] | None = None
+) -> list[dict[str, Any]]:
     """One step per distinct symptom: each clause of the question that points at a runbook gives
-    one lookup, in the question's order; a runbook two clauses point at is looked up once."""
+    one lookup, in the question's order; a runbook two clauses point at is looked up once. With the
+    symptoms the graph found (the planner view's ``symptoms``), one lookup each, of its best runbook."""
     domains = _map_domains(system)
     steps: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for clause in CLAUSES.split(question):
-        for name, title, hits in _symptom_docs(clause, domains):
-            query = " ".join(hits)
+    given = symptoms if symptoms and len(symptoms) > 1 else None
+    for clause in given or CLAUSES.split(question):
+        found = _symptom_docs(clause, domains)
+        for name, title, hits in found[:1] if given else found:
+            extra = [_best_keyword(clause, domains, title)] if given else []
+            query = " ".join(unique([*extra, *hits]))
             instruction = f"在领域 {name} 检索：{query}"
             if title in seen or instruction in done:
                 continue
@@ -279,7 +311,7 @@ def plan(messages: Sequence[AnyMessage]) -> AIMessage:
         decided = {"steps": steps, "finish": checked}
     else:
         done = [f.get("instruction", "") for f in state.get("feedback", [])]
-        steps = plan_symptoms(state.get("question", ""), system, done)
+        steps = plan_symptoms(state.get("question", ""), system, done, state.get("symptoms"))
         if not steps:  # no clause names a runbook: the strongest domains for the whole question
             step = plan_chat(state.get("question", ""), system, state.get("done_domains", []))
             steps = [] if step["finish"] else [step]
