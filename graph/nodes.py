@@ -22,8 +22,8 @@ from graph.context import Context
 from graph.deps import AgentDeps
 from graph.evidence import alerts, collect
 from graph.extractive import extractive_answer
-from graph.report import build_report
 from graph.findings import answer_evidence
+from graph.report import build_report
 from graph.routing import classify, symptoms
 from graph.rules import Agent, aiops_step, next_agent, step_settled
 from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start

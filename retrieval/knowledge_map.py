@@ -45,12 +45,11 @@ L0_BONUS = 6.0  # an exact keyword/title match outranks any overlap of ordinary 
 BODY_WEIGHT = 0.25  # a term only in the body says less than one in the document's name fields
 RELATIVE_FLOOR = 0.4  # of the symptom's best document: weaker matches are noise on the map
 # Words that say what is asked, not what is wrong: they must not pull documents onto the map.
-ASKING = frozenset(
-    """排查 处理 解决 定位 分析 修复 恢复 原因 根因 问题 建议 思路 步骤 方法 综合 可能 给出 并 怎么
+_ASKING_TEXT = """排查 处理 解决 定位 分析 修复 恢复 原因 根因 问题 建议 思路 步骤 方法 综合 可能 给出 并 怎么
     怎么办 如何 分别 各自 最近 一下 看看 请 帮 情况 现在 一直 很 高 快 也 又 还 了
     troubleshoot debug fix resolve investigate check handle diagnose cause issue problem steps
-    first related""".split()
-)
+    first related"""
+ASKING = frozenset(_ASKING_TEXT.split())
 _CUT = re.compile(r"[，。；;,.!?！？、]")
 
 
