@@ -70,16 +70,47 @@ def distil(text: str, focus: str, budget: int) -> str:
     return "\n\n".join(shown) + tail
 
 
-def _lookup_result(ev: Evidence, focus: str, share: int, shown: set[str]) -> dict[str, Any]:
+_TITLE = re.compile(r"《([^》]+)》")
+
+
+def _title(supplement: dict[str, Any]) -> str:
+    return str(supplement.get("breadcrumb") or supplement.get("content", "")).split(" > ")[0]
+
+
+def _repeated_titles(evidence: Sequence[Evidence]) -> set[str]:
+    """Documents a lookup did not send again because an earlier one already had (FS-3): the
+    answer needs them from where they first came, even as another lookup's supplement."""
+    out: set[str] = set()
+    for ev in evidence:
+        if ev.tool == "lookup_knowledge" and ev.ok and not ev.data.get("primary"):
+            out.update(t.strip() for t in _TITLE.findall(str(ev.data.get("message", ""))))
+    return out
+
+
+def _kept_supplements(ev: Evidence, repeated: set[str]) -> list[tuple[dict[str, Any], bool]]:
+    """(supplement, answers another step): those a later lookup points back to, and for a
+    lookup not judged confident its first one as well."""
+    sups = list(ev.data.get("supplement") or [])
+    confident = ev.data.get("relevanceLevel") in CONFIDENT
+    return [
+        (x, _title(x) in repeated)
+        for i, x in enumerate(sups)
+        if _title(x) in repeated or (i == 0 and not confident)
+    ]
+
+
+def _lookup_result(
+    ev: Evidence, focus: str, share: int, shown: set[str], repeated: set[str]
+) -> dict[str, Any]:
     d = ev.data
-    level = d.get("relevanceLevel")
     out: dict[str, Any] = {
         k: d[k] for k in ("found", "relevanceLevel", "completenessHint", "message") if d.get(k)
     }
     out.setdefault("found", bool(d.get("found")))
     primary = d.get("primary") or {}
-    supplements = [] if level in CONFIDENT else list(d.get("supplement") or [])[:1]
-    sup_share = int(share * SUPPLEMENT_SHARE) if supplements else 0
+    supplements = _kept_supplements(ev, repeated)
+    extra = [x for x, other_step in supplements if not other_step]
+    sup_share = int(share * SUPPLEMENT_SHARE) if extra else 0
     if primary:
         source = primary.get("source", "")
         entry = {"source": source, "matchType": primary.get("matchType", "")}
@@ -90,7 +121,7 @@ def _lookup_result(ev: Evidence, focus: str, share: int, shown: set[str]) -> dic
             shown.add(source)
         out["primary"] = entry
     out["supplement"] = []
-    for s in supplements:
+    for s, other_step in supplements:
         source = s.get("source", "")
         if source in shown:
             continue
@@ -99,7 +130,10 @@ def _lookup_result(ev: Evidence, focus: str, share: int, shown: set[str]) -> dic
             {
                 "source": source,
                 "breadcrumb": s.get("breadcrumb", ""),
-                "content": distil(s.get("content", ""), focus, sup_share),
+                # A document another step needs gets a step's share; a REFERENCE extra, less.
+                "content": distil(
+                    s.get("content", ""), f"{_title(s)} {focus}", share if other_step else sup_share
+                ),
             }
         )
     return out
@@ -140,11 +174,17 @@ def answer_evidence(
             item["result"] = _other_result(ev)
         items.append(item)
     used = sum(estimate_tokens(str(i.get("result", ""))) + 20 for i in items)
-    share = max(MIN_SHARE, (budget - used) // max(len(lookups), 1))
+    repeated = _repeated_titles(evidence)
+    # One share per excerpt the answer needs: each primary, each supplement another step needs.
+    units = sum(
+        bool(ev.data.get("primary")) + sum(o for _, o in _kept_supplements(ev, repeated))
+        for _, ev, _ in lookups
+    )
+    share = max(MIN_SHARE, (budget - used) // max(units, 1))
     shown: set[str] = set()
     for index, ev, step in lookups:
         focus = f"{step} {ev.args.get('query', '')} {question}"
-        items[index]["result"] = _lookup_result(ev, focus, share, shown)
+        items[index]["result"] = _lookup_result(ev, focus, share, shown, repeated)
     return items
 
 
