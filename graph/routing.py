@@ -28,11 +28,12 @@ _CLAUSES = re.compile(
     r"meanwhile|in addition|and)\s)",
     re.I,
 )
-# Something reported in addition: a joining word, or 又/也/还 before a verb ("又报", "也快满了"),
-# but not 还是 / 还没 / 也不 (still, not yet: the same symptom going on).
+# Something reported in addition: a joining word, or 又/也/还 before what went wrong ("又报",
+# "也快满了") — not "想删掉又怕…" (a worry about the same thing) or "还是报错" (still the same).
 _ADDED = re.compile(
-    rf"^(?:{_JOINERS})|(?:又|也|还)(?!是|没|不|在|原|行|好|可以|会)"
-    r"|^(?:and also|also|plus|meanwhile|in addition|and)\b|\bas well\b|\balso\b",
+    rf"^(?:{_JOINERS})|(?:又|也|还)(?:在|开始|一直|快|有|出现了)?(?:报|出现|提示|告警|发生|超时|失败|满|"
+    r"高|慢|挂|宕|卡|延迟|堆积|打满|飙|涨|不可用|异常|重启|OOM)"
+    r"|^(?:and also|also|plus|meanwhile|in addition)\b|\bas well\b|\balso\b",
     re.I,
 )
 # A clause that asks about (or continues) what came before it.
@@ -43,6 +44,8 @@ _ASKS = re.compile(
     r"that|this|these|those|so)(?![A-Za-z])",
     re.I,
 )
+# A clause asking whether (是不是, 是否, …吗？) wonders about the cause of what came before.
+_QUESTION = re.compile(r"是不是|是否|会不会|吗\s*$|\?\s*$", re.I)
 _PLAIN_AND = re.compile(r"^and\s(?!also\b)", re.I)
 _LEAD = re.compile(rf"^(?:{_JOINERS}|and also|also|plus|meanwhile|in addition|and)\s*", re.I)
 
@@ -51,20 +54,25 @@ def sub_questions(question: str) -> int:
     return len([p for p in _PARTS.split(question) if len(p.strip()) >= 4])
 
 
-def _subjects(text: str) -> frozenset[str]:
-    """Technologies and identifiers (error codes, alert names) a clause names."""
-    return technologies_in(text) | {c.casefold() for c in code_tokens(text)}
+def _codes(text: str) -> set[str]:
+    return {c.casefold() for c in code_tokens(text)}
 
 
 def _new_symptom(current: str, clause: str) -> bool:
     bare = _LEAD.sub("", clause)
-    if _ASKS.match(bare) or len(query_terms(bare)) < 2:
+    if _ASKS.match(bare) or _QUESTION.search(bare) or len(query_terms(bare)) < 2:
         return False
-    if _PLAIN_AND.match(clause) and (_ASKS.match(current) or len(query_terms(current)) < 2):
-        return False  # "how do I diagnose and fix …": one question, two verbs
-    ours, theirs = _subjects(current), _subjects(clause)
+    if _codes(current) & _codes(clause):
+        return False  # the same error code or alert: more about the same symptom
+    # Products, not codes, tell symptoms apart: one incident often shows several codes
+    # (KafkaUnderReplicatedPartitions firing and producers getting NotEnoughReplicasException).
+    ours, theirs = technologies_in(current), technologies_in(clause)
     if ours and theirs and ours & theirs:
-        return False  # the same product or code: more about the same symptom
+        return False  # the same product: more about the same symptom
+    if _PLAIN_AND.match(clause):
+        # "X and Y" is mostly one incident told in two halves ("etcd reports … and the
+        # apiserver rejects writes"): a symptom of its own only when both name products.
+        return bool(ours and theirs)
     return bool(_ADDED.search(clause)) or bool(ours and theirs)
 
 
