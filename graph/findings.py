@@ -7,8 +7,9 @@ symptom or alert), what answers that step:
 
 * a lookup judged PRECISE / HIGHLY_RELEVANT answers with its primary document: the supplements
   (other documents the search also ranked) are left out — the judge said no better one exists;
-  a REFERENCE lookup keeps its first supplement, shortened; a lookup that found nothing keeps its
-  message;
+  a REFERENCE lookup keeps its first two supplements, shortened; a supplement a later lookup
+  points back to ("already returned", FS-3) is kept for that step; a lookup that found nothing
+  keeps its message;
 * a document another step already showed is named, not repeated;
 * the excerpt keeps its paragraphs that share most with the step and the question, whole (a
   numbered list is one paragraph, so its steps stay together), in document order, within the
@@ -31,7 +32,8 @@ from retrieval.textmatch import bigrams, overlap
 
 CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}
 LOG_LINES = 8
-SUPPLEMENT_SHARE = 0.3  # of a REFERENCE lookup's share, for its one supplement
+REFERENCE_SUPPLEMENTS = 2  # supplements a REFERENCE lookup keeps
+SUPPLEMENT_SHARE = 0.2  # of a REFERENCE lookup's share, for each of them
 MIN_SHARE = 250  # tokens: below this an excerpt says too little to answer from
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _FENCE = re.compile(r"^(```|~~~)", re.M)
@@ -89,13 +91,13 @@ def _repeated_titles(evidence: Sequence[Evidence]) -> set[str]:
 
 def _kept_supplements(ev: Evidence, repeated: set[str]) -> list[tuple[dict[str, Any], bool]]:
     """(supplement, answers another step): those a later lookup points back to, and for a
-    lookup not judged confident its first one as well."""
+    lookup not judged confident its first ones as well (the right document may be one)."""
     sups = list(ev.data.get("supplement") or [])
     confident = ev.data.get("relevanceLevel") in CONFIDENT
     return [
         (x, _title(x) in repeated)
         for i, x in enumerate(sups)
-        if _title(x) in repeated or (i == 0 and not confident)
+        if _title(x) in repeated or (i < REFERENCE_SUPPLEMENTS and not confident)
     ]
 
 
@@ -110,14 +112,15 @@ def _lookup_result(
     primary = d.get("primary") or {}
     supplements = _kept_supplements(ev, repeated)
     extra = [x for x, other_step in supplements if not other_step]
-    sup_share = int(share * SUPPLEMENT_SHARE) if extra else 0
+    sup_share = int(share * SUPPLEMENT_SHARE)
     if primary:
         source = primary.get("source", "")
         entry = {"source": source, "matchType": primary.get("matchType", "")}
         if source in shown:
             entry["note"] = "同一文档已在前面的步骤中给出"
         else:
-            entry["content"] = distil(primary.get("content", ""), focus, share - sup_share)
+            left = share - sup_share * len(extra)
+            entry["content"] = distil(primary.get("content", ""), focus, left)
             shown.add(source)
         out["primary"] = entry
     out["supplement"] = []

@@ -23,6 +23,7 @@ from graph.offline.text import json_block, terms, unique, yaml_block
 from graph.rules import aiops_step, alert_steps, next_agent
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
+MAX_QUERY_WORDS = 6
 WANTS_TIME = re.compile(r"几点|时间|日期|今天|现在|\bnow\b|\btime\b|\bdate\b|\btoday\b", re.I)
 WANTS_ALERTS = re.compile(r"告警|报警|alert|firing", re.I)
 WANTS_LOGS = re.compile(r"日志|\blogs?\b", re.I)
@@ -250,23 +251,28 @@ def plan_symptoms(
     question: str, system: str, done: list[str], symptoms: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """One step per distinct symptom: each clause of the question that points at a runbook gives
-    one lookup, in the question's order; a runbook two clauses point at is looked up once. With the
-    symptoms the graph found (the planner view's ``symptoms``), one lookup each, of its best runbook."""
+    one lookup, in the question's order; a runbook two clauses point at is looked up once, with
+    the words of both. With the symptoms the graph found (the planner view's ``symptoms``), one
+    lookup each, of its best runbook."""
     domains = _map_domains(system)
-    steps: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    by_title: dict[str, dict[str, Any]] = {}
     given = symptoms if symptoms and len(symptoms) > 1 else None
     for clause in given or CLAUSES.split(question):
         found = _symptom_docs(clause, domains)
         for name, title, hits in found[:1] if given else found:
             extra = [_best_keyword(clause, domains, title)] if given else []
-            query = " ".join(unique([*extra, *hits]))
-            instruction = f"在领域 {name} 检索：{query}"
-            if title in seen or instruction in done:
-                continue
-            seen.add(title)
+            words = unique([*extra, *hits])
+            if title in by_title:  # another clause about the same runbook: its words too
+                words = unique([*by_title[title]["words"], *words])[:MAX_QUERY_WORDS]
+            by_title[title] = {"name": name, "words": words}
+    steps = []
+    for step in by_title.values():
+        query = " ".join(step["words"])
+        instruction = f"在领域 {step['name']} 检索：{query}"
+        if instruction not in done:
             steps.append(
-                {"instruction": instruction, "domains": [name], "query": query, "finish": False}
+                {"instruction": instruction, "domains": [step["name"]], "query": query}
+                | {"finish": False}
             )
     return steps
 
