@@ -251,17 +251,16 @@ def plan_symptoms(
     question: str, system: str, done: list[str], symptoms: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """One step per distinct symptom: each clause of the question that points at a runbook gives
-    one lookup, in the question's order; a runbook two clauses point at is looked up once, with
-    the words of both. With the symptoms the graph found (the planner view's ``symptoms``), one
-    lookup each, of its best runbook."""
+    lookup of its best runbook, in the question's order, with the runbook's keyword closest to
+    the clause; a runbook two clauses point at is looked up once, with the words of both. With
+    the symptoms the graph found (the planner view's ``symptoms``), the symptoms are the clauses."""
     domains = _map_domains(system)
     by_title: dict[str, dict[str, Any]] = {}
     given = symptoms if symptoms and len(symptoms) > 1 else None
     for clause in given or CLAUSES.split(question):
         found = _symptom_docs(clause, domains)
-        for name, title, hits in found[:1] if given else found:
-            extra = [_best_keyword(clause, domains, title)] if given else []
-            words = unique([*extra, *hits])
+        for name, title, hits in found[:1]:  # a clause's best runbook, not its neighbours
+            words = unique([_best_keyword(clause, domains, title), *hits])
             if title in by_title:  # another clause about the same runbook: its words too
                 words = unique([*by_title[title]["words"], *words])[:MAX_QUERY_WORDS]
             by_title[title] = {"name": name, "words": words}
