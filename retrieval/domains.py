@@ -185,4 +185,4 @@ class DomainService:
             )
             for s in focus
         ]
-        return budgeted_map(categories, when, per_symptom, budget or DEFAULT_BUDGET)
+        return budgeted_map(categories, when, per_symptom, budget or DEFAULT_BUDGET, focus)

@@ -111,12 +111,15 @@ def _short(text: str, limit: int) -> str:
     return (head[: cuts[-1]] if cuts and cuts[-1] >= limit // 2 else head).rstrip("，、,; ") + "…"
 
 
-def _doc_entry(d: DocInfo) -> dict[str, Any]:
+def _doc_entry(d: DocInfo, asked: str = "") -> dict[str, Any]:
+    """Title, covers and keywords; the keywords the question says come first, so the ones a
+    step would look up are never the ones cut ("Connection is not available", the ninth)."""
     entry: dict[str, Any] = {"title": d.title}
     if d.covers:
         entry["covers"] = list(d.covers[:COVERS_PER_DOC])
     if d.keywords:
-        entry["keywords"] = list(d.keywords[:KEYWORDS_PER_DOC])
+        said = sorted(d.keywords, key=lambda k: str(k).casefold() not in asked)
+        entry["keywords"] = said[:KEYWORDS_PER_DOC]
     return entry
 
 
@@ -153,21 +156,23 @@ def budgeted_map(
     when: dict[str, str],
     per_symptom: Sequence[Sequence[Ranked]],
     budget: int = DEFAULT_BUDGET,
+    asked: Sequence[str] = (),
 ) -> str:
     """The map for one question, at most ``budget`` tokens (a domain that does not fit is named
-    instead; names that do not fit are counted)."""
+    instead; names that do not fit are counted). ``asked``: the symptoms' texts."""
     domains: dict[str, Any] = {}
     data: dict[str, Any] = {"domains": domains}
 
     def fits() -> bool:
         return estimate_tokens(_dump(data)) <= budget
 
+    said = " ".join(asked).casefold()
     touched = domain_order(per_symptom)
     for cat, docs in touched:
         shown = docs[:DOCS_PER_DOMAIN]
         body: dict[str, Any] = {
             "when_to_retrieve": _short(when.get(cat, ""), WHEN_CHARS),
-            "documents": [_doc_entry(d) for d in shown],
+            "documents": [_doc_entry(d, said) for d in shown],
         }
         if (rest := len(categories.get(cat, [])) - len(shown)) > 0:
             body["more_documents"] = rest
