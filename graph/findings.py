@@ -7,7 +7,7 @@ symptom or alert), what answers that step:
 
 * a lookup judged PRECISE / HIGHLY_RELEVANT answers with its primary document: the supplements
   (other documents the search also ranked) are left out — the judge said no better one exists;
-  a REFERENCE lookup keeps its first two supplements, shortened; a supplement a later lookup
+  a REFERENCE lookup keeps its first supplement, shortened; a supplement a later lookup
   points back to ("already returned", FS-3) is kept for that step; a lookup that found nothing
   keeps its message;
 * a document another step already showed is named, not repeated;
@@ -32,7 +32,7 @@ from retrieval.textmatch import bigrams, overlap
 
 CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}
 LOG_LINES = 8
-REFERENCE_SUPPLEMENTS = 2  # supplements a REFERENCE lookup keeps
+REFERENCE_SUPPLEMENTS = 1  # supplements a REFERENCE lookup keeps
 SUPPLEMENT_SHARE = 0.2  # of a REFERENCE lookup's share, for each of them
 MIN_SHARE = 250  # tokens: below this an excerpt says too little to answer from
 _PARAGRAPHS = re.compile(r"\n\s*\n")

@@ -191,26 +191,35 @@ def _generic_keywords(domains: dict[str, list[dict[str, Any]]]) -> set[str]:
     return {k for k in kws if sum(k in t for t in titles) >= 2}
 
 
+def _has(text: str, term: str) -> bool:
+    """``term`` in ``text``; an English word or code only as a whole word ("redis" is not in
+    "rediscommandtimeoutexception", "out" not in "timeout")."""
+    if not term.isascii():
+        return term in text
+    return re.search(rf"(?<![a-z0-9_]){re.escape(term)}(?![a-z0-9_])", text) is not None
+
+
 def _domain_score(
     question: str, qterms: list[str], docs: list[dict[str, Any]], generic: set[str] = frozenset()
 ) -> tuple[int, list[str]]:
-    """Keywords found in the question weigh 3 (a topic keyword several titles share, 1), title
-    words 2, cover topics 1."""
+    """Keywords found in the question weigh 3 (a phrase 4, a topic keyword several titles share
+    1), title words 2, cover topics 1."""
     q = question.lower()
     score, hits = 0, []
     for d in docs:
         for kw in d.get("keywords", []) or []:
-            if str(kw).lower() in q:
-                weight = 1 if str(kw).lower() in generic else 3
+            k = str(kw).lower()
+            if _has(q, k):
+                weight = 1 if k in generic else 4 if " " in k.strip() else 3
                 score, hits = score + weight, [*hits, str(kw)]
         title, covers = (
             str(d.get("title", "")).lower(),
             " ".join(map(str, d.get("covers", []) or [])).lower(),
         )
         for t in qterms:
-            if t.lower() in title:
+            if _has(title, t.lower()):
                 score, hits = score + 2, [*hits, t]
-            elif t.lower() in covers:
+            elif _has(covers, t.lower()):
                 score, hits = score + 1, [*hits, t]
     return score, unique(hits)
 
