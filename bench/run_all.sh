@@ -19,6 +19,7 @@ case "${1:-}" in
     $PY bench/bench_ingest.py --smoke --variants seed,current,current_minilm > "$OUT/ingest.json"
     $PY bench/bench_http.py --smoke > "$OUT/http.json"
     $PY bench/bench_sessions.py --smoke > "$OUT/sessions.json"
+    $PY bench/bench_cost.py --smoke > "$OUT/cost.json"
     ;;
   --quick)
     $PY bench/bench_l0.py --sizes 100,1000 --queries 200 > "$OUT/l0.json"
@@ -28,6 +29,7 @@ case "${1:-}" in
       --variants seed,current,current_minilm > "$OUT/ingest.json"
     $PY bench/bench_http.py --requests 200 > "$OUT/http.json"
     $PY bench/bench_sessions.py --sessions 20 > "$OUT/sessions.json"
+    $PY bench/bench_cost.py --synthetic 300 > "$OUT/cost.json"
     ;;
   "")
     $PY bench/bench_l0.py > "$OUT/l0.json"
@@ -36,12 +38,13 @@ case "${1:-}" in
     $PY bench/bench_ingest.py --experiments > "$OUT/ingest.json"
     $PY bench/bench_http.py > "$OUT/http.json"
     $PY bench/bench_sessions.py > "$OUT/sessions.json"
+    $PY bench/bench_cost.py > "$OUT/cost.json"
     ;;
   *)
     echo "usage: bash bench/run_all.sh [--quick | --smoke]" >&2
     exit 2
     ;;
 esac
-for f in l0 l1 lookup ingest http; do
+for f in l0 l1 lookup ingest http cost; do
   printf '%-8s all_targets_met=%s\n' "$f" "$($PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('all_targets_met'))" "$OUT/$f.json")"
 done
