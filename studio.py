@@ -81,7 +81,7 @@ async def _started() -> Services:
     return _services if _services is not None else await asyncio.shield(_kick())
 
 
-async def _no_map() -> str:
+async def _no_map(*_args: object) -> str:
     return ""
 
 

@@ -1,12 +1,17 @@
-"""Model cost per answer (issue 14): model calls, tokens, tool calls and lookups for three runs —
-an AI-Ops analysis, the three-symptom chat and the ISS-002 scenario — on the baseline commit and on
-the working tree, measured in the same run with the same estimator.
+"""Model cost per answer (issues 14 and 19): model calls, tokens per call role and the planner's
+prompt for three runs — an AI-Ops analysis, the three-symptom chat and the ISS-002 scenario.
 
-Both variants run in a subprocess (``--as-variant``) against their own code: the baseline is
+Measured on the **shipped base** (the 30 runbooks in ``knowledge_base/``), for the baseline commit
+and the working tree in the same run, and on a **synthetic 1,000-runbook base** (the shipped
+runbooks plus generated ones over 30 more domains; working tree only): the planner's map must stay
+within its budget however large the base grows.
+
+Each variant runs in a subprocess (``--as-variant``) against its own code: the baseline is
 extracted with ``git archive`` (``_common.seed_tree``), the working tree is this checkout. Each
-starts the offline stack on a private copy of the six fixture runbooks. Tokens are what each model
-call reports in ``usage_metadata`` (the figure ``agent_step.token_count`` records): the offline
-model's estimate, and for the ISS-002 model the same estimator over what it was sent.
+starts the offline stack on a private copy of the runbooks. Tokens are what each model call
+reports in ``usage_metadata`` (the figure ``agent_step.token_count`` records): the offline model's
+estimate, and for the ISS-002 model the same estimator over what it was sent. "Prompt" tokens are
+a call's ``input_tokens``.
 """
 
 from __future__ import annotations
@@ -25,37 +30,17 @@ from pathlib import Path
 from typing import Any
 
 import _common
+from _cost_scripted import scripted_factory
 
-BASELINE_REV = "5c64803"  # the commit issue 14 measured
+BASELINE_REV = "33847d9"  # the commit issue 19 measured (18,080 tokens for the three symptoms)
+SHIPPED_KB = _common.ROOT / "knowledge_base"
+SYNTHETIC_RUNBOOKS = 1000
+SYNTHETIC_DOMAINS = 30  # generated runbooks spread over this many extra domains
 THREE_SYMPTOMS = (
     "订单服务最近连接池等待线程很高，支付网关又报 ERR_TIMEOUT，Redis 内存也快满了，"
     "请综合分析可能的根因并给出排查步骤和处理建议"
 )
 ISS002_QUESTION = "连接池问题排查"
-# ISS-002 (docs/spec.md): a model that ignores "already retrieved" and keeps re-querying one domain.
-VARIANTS = [
-    "HikariCP",
-    "连接池超时",
-    "maximumPoolSize 怎么设置",
-    "maxLifetime",
-    "wait_timeout",
-    "Flyway",
-    "checksum mismatch",
-    "Redis",
-    "maxmemory-policy",
-    "连接池耗尽",
-    "leakDetectionThreshold",
-    "max_connections",
-    "Lettuce 连接池",
-    "AOF 持久化",
-    "SLOWLOG",
-    "baselineOnMigrate",
-    "outOfOrder",
-    "CLUSTERDOWN",
-    "READONLY 报错",
-    "大Key",
-]
-FIXTURE_KB = _common.ROOT / "tests" / "fixtures" / "knowledge_base"
 
 
 # --- inside one variant -------------------------------------------------------------------------
@@ -68,6 +53,7 @@ def _counter():  # noqa: ANN202 - a callback handler class built on the variant'
         def __init__(self) -> None:
             self.calls: Counter[str] = Counter()
             self.tokens: Counter[str] = Counter()
+            self.prompt: dict[str, list[int]] = {}  # node → each call's input tokens
             self.per_call: list[int] = []
             self.tools: Counter[str] = Counter()
             self._node: dict[Any, str] = {}
@@ -79,67 +65,17 @@ def _counter():  # noqa: ANN202 - a callback handler class built on the variant'
 
         async def on_llm_end(self, response, *, run_id, **kw):  # noqa: ANN001
             msg = getattr(response.generations[0][0], "message", None)
-            n = int(((getattr(msg, "usage_metadata", None) or {}).get("total_tokens")) or 0)
-            self.tokens[self._node.pop(run_id, "?")] += n
+            usage = getattr(msg, "usage_metadata", None) or {}
+            n = int(usage.get("total_tokens") or 0)
+            node = self._node.pop(run_id, "?")
+            self.tokens[node] += n
+            self.prompt.setdefault(node, []).append(int(usage.get("input_tokens") or 0))
             self.per_call.append(n)
 
         async def on_tool_start(self, serialized, input_str, *, metadata=None, **kw):  # noqa: ANN001
             self.tools[str((serialized or {}).get("name") or kw.get("name") or "?")] += 1
 
     return Counts()
-
-
-def _scripted_factory():  # noqa: ANN202
-    """Every role gets a model that issues the next variant each time it may call tools.
-
-    It remembers what it issued itself (not what it sees), so it behaves the same whatever
-    context the graph sends it; usage is the offline estimator over what it was sent."""
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
-    from graph.offline.text import estimate_tokens
-
-    class Scripted(BaseChatModel):
-        issued: dict[str, int]
-        acting: bool = False
-
-        @property
-        def _llm_type(self) -> str:
-            return "scripted"
-
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:  # type: ignore[override]
-            names = {convert_to_openai_tool(t)["function"]["name"] for t in tools}
-            return self.model_copy(update={"acting": "lookup_knowledge" in names})
-
-        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):  # noqa: ANN202
-            text = "\n".join(
-                m.content if isinstance(m.content, str) else json.dumps(m.content) for m in messages
-            )
-            done = self.issued["n"]
-            if self.acting and done < len(VARIANTS):
-                self.issued["n"] += 1
-                call = {"name": "lookup_knowledge", "args": {"query": VARIANTS[done]}}
-                msg = AIMessage(content="", tool_calls=[{**call, "id": f"call_{done}"}])
-            else:
-                msg = AIMessage(content="基于已检索到的连接池、Flyway 与 Redis 手册作答。")
-            n_in, n_out = estimate_tokens(text), estimate_tokens(str(msg.content)) + 5
-            msg.usage_metadata = {
-                "input_tokens": n_in,
-                "output_tokens": n_out,
-                "total_tokens": n_in + n_out,
-            }
-            return ChatResult(generations=[ChatGeneration(message=msg)])
-
-    class Factory:
-        def __init__(self) -> None:
-            self.model = Scripted(issued={"n": 0})
-
-        def for_role(self, role: str, ctx: Any = None) -> BaseChatModel:
-            return self.model
-
-    return Factory()
 
 
 def _run_input(question: str, flow: str) -> dict[str, Any]:
@@ -164,6 +100,8 @@ async def _one(graph: Any, question: str, flow: str, context: Any) -> dict[str, 
         "tokens": sum(counts.tokens.values()),
         "calls_by_node": dict(counts.calls),
         "tokens_by_node": dict(counts.tokens),
+        "prompt_tokens_by_node": counts.prompt,
+        "planner_prompt_tokens": max(counts.prompt.get("planner", []), default=0),
         "max_call_tokens": max(counts.per_call, default=0),
         "tool_calls": sum(counts.tools.values()),
         "lookups": counts.tools["lookup_knowledge"],
@@ -235,7 +173,7 @@ async def variant(kb: Path) -> dict[str, Any]:
             graphs = svc.graphs
             aiops = await _one(graphs.aiops, "", "AI_OPS", Context())
             chat = await _one(graphs.chat, THREE_SYMPTOMS, "CHAT", Context())
-            factory = _scripted_factory()
+            factory = scripted_factory()
             if hasattr(svc, "deps"):  # today: the nodes read their models from AgentDeps
                 deps = dataclasses.replace(svc.deps, models=factory)
                 scripted = compile_graphs(deps, svc.checkpointer)
@@ -243,15 +181,19 @@ async def variant(kb: Path) -> dict[str, Any]:
                 svc.models = factory
                 scripted = compile_graphs(svc, svc.checkpointer)
             iss = await _one(scripted.chat, ISS002_QUESTION, "CHAT", Context(max_executor_steps=25))
+            size = {"documents": len(svc.kb.catalog), "domains": len(svc.kb.catalog.categories())}
         finally:
             await svc.close()
     return {
+        "base": size,
         "aiops": _public(aiops, **_alerts_covered(aiops["out"])),
         "three_symptom_chat": _public(
             chat,
             route=chat["out"].get("route"),
             domains=sorted(chat["out"].get("retrieved") or {}),
             queries=_queries(chat["out"]),
+            steps=[f["instruction"] for f in chat["out"].get("executor_feedback") or []],
+            cited=_cited(chat["out"].get("answer") or ""),
         ),
         "iss002": _public(
             iss,
@@ -260,6 +202,14 @@ async def variant(kb: Path) -> dict[str, Any]:
             answered=bool(iss["out"].get("answer")),
         ),
     }
+
+
+def _cited(answer: str) -> list[str]:
+    """The sources an answer lists on its 来源 line."""
+    for line in reversed(answer.splitlines()):
+        if line.startswith("来源："):
+            return [x.strip() for x in line.removeprefix("来源：").split("、") if x.strip()]
+    return []
 
 
 def _queries(out: dict[str, Any]) -> list[str]:
@@ -281,75 +231,140 @@ def _share(new: float, old: float) -> float:
     return round(new / old, 3) if old else float("nan")
 
 
-def compare(base: dict[str, Any], cur: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def compare(base: dict[str, Any] | None, cur: dict[str, Any]) -> dict[str, Any]:
+    """The shipped base: current and (when measured) baseline side by side, with shares."""
+    out: dict[str, Any] = {"base": cur.get("base")}
     for run in ("aiops", "three_symptom_chat", "iss002"):
-        b, c = base[run], cur[run]
-        out[run] = {
-            "baseline": b,
-            "current": c,
-            "token_share": _share(c["tokens"], b["tokens"]),
-            "model_call_share": _share(c["model_calls"], b["model_calls"]),
-        }
-    a, t, i = out["aiops"], out["three_symptom_chat"], out["iss002"]
-    out["targets"] = {
-        "aiops_model_calls_le_12": a["current"]["model_calls"] <= 12,
-        "aiops_tokens_le_half": a["token_share"] <= 0.5,
-        "aiops_every_alert_covered": a["current"]["every_alert_covered"],
-        "three_symptom_tokens_le_half": t["token_share"] <= 0.5,
-        "three_symptom_lookups_ge_3": t["current"]["lookups"] >= 3,
-        "iss002_tokens_le_half": i["token_share"] <= 0.5,
-        "iss002_no_document_served_twice": not i["current"]["served_twice"],
-    }
-    out["all_targets_met"] = all(out["targets"].values())
+        c = cur[run]
+        out[run] = {"current": c}
+        if base is not None:
+            b = base[run]
+            out[run] |= {
+                "baseline": b,
+                "token_share": _share(c["tokens"], b["tokens"]),
+                "model_call_share": _share(c["model_calls"], b["model_calls"]),
+                "planner_prompt_share": _share(
+                    c.get("planner_prompt_tokens", 0), b.get("planner_prompt_tokens", 0)
+                ),
+            }
     return out
 
 
-# What the baseline imports that today's environment no longer installs (the seed parsed
+def targets(shipped: dict[str, Any], synthetic: dict[str, Any]) -> dict[str, bool]:
+    a, t, i = (shipped[r]["current"] for r in ("aiops", "three_symptom_chat", "iss002"))
+    planner_shipped = max(a["planner_prompt_tokens"], t["planner_prompt_tokens"])
+    planner_synthetic = max(
+        synthetic["aiops"]["planner_prompt_tokens"],
+        synthetic["three_symptom_chat"]["planner_prompt_tokens"],
+    )
+    return {
+        "three_symptom_tokens_le_7800": t["tokens"] <= 7800,
+        "three_symptom_one_lookup_per_symptom": t["lookups"] == len(t["steps"]) >= 3,
+        "planner_prompt_le_2000_shipped": planner_shipped <= 2000,
+        "planner_prompt_le_2500_synthetic": planner_synthetic <= 2500,
+        "aiops_model_calls_le_8": a["model_calls"] <= 8,
+        "aiops_every_alert_covered": a["every_alert_covered"],
+        "iss002_no_document_served_twice": not i["served_twice"],
+    }
+
+
+# What a baseline imports that today's environment no longer installs (the seed parsed
 # frontmatter with python-frontmatter), as its pyproject.toml pinned it.
 BASELINE_ONLY = ["python-frontmatter>=1.3,<1.4"]
 
 
-def _baseline_deps(seed: Path) -> str:
-    """A folder holding the baseline-only packages, installed once next to the extracted tree."""
+def _baseline_env(seed: Path) -> dict[str, str]:
+    """PYTHONPATH holding the baseline-only packages, installed once next to the extracted tree
+    — only for a baseline that imports them (issue 14's did; issue 19's does not)."""
+    uses = subprocess.run(
+        ["grep", "-rlq", "^import frontmatter", str(seed / "retrieval")], check=False
+    )
+    if uses.returncode != 0:
+        return {}
     target = seed.parent / f"{seed.name}-deps"
     if not (target / ".done").exists():
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--target",
-                str(target),
-                *BASELINE_ONLY,
-            ],
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
+            + [str(target), *BASELINE_ONLY],
             check=True,
         )
         (target / ".done").touch()
-    return str(target)
+    return {"PYTHONPATH": str(target)}
+
+
+def synthetic_base(folder: Path, total: int, seed: int = 5) -> Path:
+    """The shipped runbooks plus generated ones (``_common.runbook``) up to ``total``, the
+    generated ones spread over ``SYNTHETIC_DOMAINS`` domains of their own."""
+    import random
+
+    shutil.copytree(SHIPPED_KB, folder)
+    shipped = sum(1 for _ in folder.rglob("*.md"))
+    rng = random.Random(seed)
+    for i in range(max(total - shipped, 0)):
+        rel, text = _common.runbook(rng, i)
+        old = rel.split("/", 1)[0]
+        domain = f"synthetic-{i % SYNTHETIC_DOMAINS:02d}"
+        text = text.replace(f"\ncategory: {old}\n", f"\ncategory: {domain}\n", 1)
+        path = folder / domain / rel.split("/", 1)[1]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rev", default=BASELINE_REV, help="baseline commit (default: %(default)s)")
-    ap.add_argument("--kb", type=Path, default=FIXTURE_KB, help="runbooks both variants import")
+    ap.add_argument("--kb", type=Path, default=SHIPPED_KB, help="the measured base's runbooks")
+    ap.add_argument(
+        "--synthetic",
+        type=int,
+        default=SYNTHETIC_RUNBOOKS,
+        help="runbooks in the synthetic base (default: %(default)s)",
+    )
+    ap.add_argument("--no-baseline", action="store_true", help="measure the working tree only")
+    ap.add_argument(
+        "--smoke", action="store_true", help="no baseline, a 60-runbook synthetic base (CI)"
+    )
     ap.add_argument("--as-variant", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.as_variant:
         print(json.dumps(asyncio.run(variant(args.kb)), ensure_ascii=False, default=str))
         return
-    seed = _common.seed_tree(args.rev)
-    if seed is None:
-        sys.exit(f"cannot extract baseline {args.rev} with git archive")
-    kb = ["--kb", str(args.kb.resolve())]
-    result = compare(
-        _common.run_variant("bench_cost.py", seed, kb, env={"PYTHONPATH": _baseline_deps(seed)}),
-        _common.run_variant("bench_cost.py", _common.ROOT, kb),
-    )
-    doc = {"bench": "model_cost", "baseline_rev": args.rev, "machine": _common.machine(), **result}
+    if args.smoke:
+        args.no_baseline, args.synthetic = True, 60
+    base = None
+    if not args.no_baseline:
+        seed = _common.seed_tree(args.rev)
+        if seed is None:
+            sys.exit(f"cannot extract baseline {args.rev} with git archive")
+        kb = ["--kb", str(args.kb.resolve())]
+        base = _common.run_variant("bench_cost.py", seed, kb, env=_baseline_env(seed))
+    current = _common.run_variant("bench_cost.py", _common.ROOT, ["--kb", str(args.kb.resolve())])
+    with tempfile.TemporaryDirectory(prefix="bench-cost-synthetic-") as tmp:
+        folder = synthetic_base(Path(tmp) / "knowledge_base", args.synthetic)
+        synthetic = _common.run_variant("bench_cost.py", _common.ROOT, ["--kb", str(folder)])
+    shipped = compare(base, current)
+    goals = targets(shipped, synthetic)
+    doc = {
+        "bench": "model_cost",
+        "baseline_rev": None if base is None else args.rev,
+        "machine": _common.machine(),
+        "shipped": shipped,
+        "synthetic": synthetic,
+        "summary": {
+            "three_symptom_tokens": current["three_symptom_chat"]["tokens"],
+            "three_symptom_model_calls": current["three_symptom_chat"]["model_calls"],
+            "planner_prompt_tokens_shipped": current["three_symptom_chat"]["planner_prompt_tokens"],
+            "planner_prompt_tokens_synthetic": synthetic["three_symptom_chat"][
+                "planner_prompt_tokens"
+            ],
+            "aiops_model_calls": current["aiops"]["model_calls"],
+            "aiops_planner_prompt_tokens": current["aiops"]["planner_prompt_tokens"],
+            "synthetic_base": synthetic.get("base"),
+        },
+        "targets": goals,
+        "all_targets_met": all(goals.values()),
+    }
     print(json.dumps(doc, ensure_ascii=False, indent=2))
 
 

@@ -21,6 +21,7 @@ case "${1:-}" in
     $PY bench/bench_sessions.py --smoke > "$OUT/sessions.json"
     $PY bench/bench_overload.py --smoke > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --smoke > "$OUT/checkpoints.json"
+    $PY bench/bench_cost.py --smoke > "$OUT/cost.json"
     ;;
   --quick)
     $PY bench/bench_l0.py --sizes 100,1000 --queries 200 > "$OUT/l0.json"
@@ -32,6 +33,7 @@ case "${1:-}" in
     $PY bench/bench_sessions.py --sessions 20 > "$OUT/sessions.json"
     $PY bench/bench_overload.py --duration 10 > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --turns 120 > "$OUT/checkpoints.json"
+    $PY bench/bench_cost.py --synthetic 300 > "$OUT/cost.json"
     ;;
   "")
     $PY bench/bench_l0.py > "$OUT/l0.json"
@@ -42,12 +44,13 @@ case "${1:-}" in
     $PY bench/bench_sessions.py > "$OUT/sessions.json"
     $PY bench/bench_overload.py > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py > "$OUT/checkpoints.json"
+    $PY bench/bench_cost.py > "$OUT/cost.json"
     ;;
   *)
     echo "usage: bash bench/run_all.sh [--quick | --smoke]" >&2
     exit 2
     ;;
 esac
-for f in l0 l1 lookup ingest http overload checkpoints; do
+for f in l0 l1 lookup ingest http overload checkpoints cost; do
   printf '%-8s all_targets_met=%s\n' "$f" "$($PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('all_targets_met'))" "$OUT/$f.json")"
 done

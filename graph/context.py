@@ -64,6 +64,20 @@ class Context:
             "(the dense similarity alone; for a multilingual model). Unset = the setting."
         ),
     )
+    map_budget_tokens: int = field(
+        default=1000,
+        metadata=_d(
+            "Tokens of knowledge map in the planner prompt: the domains the question's symptoms "
+            "touch first, the rest by name (retrieval/knowledge_map.py)."
+        ),
+    )
+    answer_evidence_tokens: int = field(
+        default=2400,
+        metadata=_d(
+            "Tokens of distilled findings the final-answer call sees, shared by the plan's "
+            "steps (graph/findings.py)."
+        ),
+    )
     supervisor_prompt: str | None = field(
         default=None, metadata=_d("Override of the supervisor prompt (unset = prompts/*.md).")
     )
@@ -106,6 +120,9 @@ class Context:
             raise ValueError(
                 f"lookup_budget must be 0 or more, or unset (got {self.lookup_budget})"
             )
+        for name in ("map_budget_tokens", "answer_evidence_tokens"):
+            if getattr(self, name) < 200:
+                raise ValueError(f"{name} must be at least 200 (got {getattr(self, name)})")
         if self.world is not None:
             try:  # the tools read it on every call: refuse a malformed one before the run starts
                 World.model_validate(self.world)

@@ -29,8 +29,9 @@ class AgentDeps:
     prompts: Prompts
     tools: list[BaseTool]
     # The planner's YAML map of knowledge domains, read fresh per planner call (other workers may
-    # have changed documents).
-    knowledge_map: Callable[[], Awaitable[str]]
+    # have changed documents): ``knowledge_map(focus, budget)`` ranks the domains by the focus
+    # texts (the question's symptoms, or the alerts) and stays within ``budget`` tokens.
+    knowledge_map: Callable[..., Awaitable[str]]
     # The knowledge domains a question names by exact keyword (L0), for simple/complex routing.
     named_domains: Callable[[str], set[str]]
     # A runbook's whole text by its path, for the AI-Ops report (a lookup returns an excerpt; the

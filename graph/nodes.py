@@ -22,13 +22,13 @@ from graph.context import Context
 from graph.deps import AgentDeps
 from graph.evidence import alerts, collect
 from graph.extractive import extractive_answer
+from graph.findings import answer_evidence
 from graph.report import build_report
-from graph.routing import classify, symptom_domains
+from graph.routing import classify, symptom_domains, symptoms
 from graph.rules import Agent, aiops_step, next_agent, step_settled
 from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start
 
 HISTORY_MESSAGES = 6  # earlier conversation turns shown to the simple assistant
-EVIDENCE_CHARS = 1500  # per tool result in the final-answer prompt
 
 
 class Route(BaseModel):
@@ -91,6 +91,13 @@ def _text(msg: AnyMessage | None) -> str:
 def _step_messages(state: AgentState) -> list[AnyMessage]:
     plan = state["plan"]
     return state["scratch"][plan["step_start"] if plan else 0 :]
+
+
+def _map_focus(view: dict[str, Any]) -> list[str]:
+    """What ranks the planner's map: the question's symptoms, or the alerts being analysed."""
+    if view.get("alerts"):
+        return [f"{a.get('alertname', '')} {a.get('summary', '')}".strip() for a in view["alerts"]]
+    return view.get("symptoms") or [view["question"]]
 
 
 def _flow(state: AgentState) -> str:
@@ -245,6 +252,8 @@ class Agents:
             ],
             "retrieved_domains": list(state["retrieved"]),
         }
+        if state["flow"] != "AI_OPS":
+            view["symptoms"] = symptoms(state["question"])  # one step each (chat_planner.md)
         if state["flow"] == "AI_OPS":
             evidence = collect(state["scratch"])
             view["alerts_checked"] = any(e.tool == "query_prometheus_alerts" for e in evidence)
@@ -261,7 +270,7 @@ class Agents:
         elif state["flow"] == "AI_OPS" and not view["alerts"]:
             decided = Plan(finish=True)  # nothing fires (or the listing failed): nothing to plan
         else:
-            knowledge_map = await self.deps.knowledge_map()
+            knowledge_map = await self.deps.knowledge_map(_map_focus(view), ctx.map_budget_tokens)
             system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)
             # A model that answers in prose instead of a plan: finish rather than loop.
             decided = await self._decide("planner", ctx, Plan, system, view) or Plan(finish=True)
@@ -327,17 +336,12 @@ class Agents:
     async def answer(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = _ctx(runtime)
         evidence = collect(state["scratch"])
+        # Distilled findings, one group per plan step, within a token budget (graph/findings.py).
         data = {
             "question": state["question"],
-            "evidence": [
-                {
-                    "tool": e.tool,
-                    "args": e.args,
-                    "ok": e.ok,
-                    "result": e.data or e.text[:EVIDENCE_CHARS],
-                }
-                for e in evidence
-            ],
+            "evidence": answer_evidence(
+                evidence, state["executor_feedback"], ctx.answer_evidence_tokens, state["question"]
+            ),
         }
         prompt = self._prompt("chat_answer", ctx.answer_prompt)
         reply = await self._model("answer", ctx).ainvoke(

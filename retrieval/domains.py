@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -27,6 +27,7 @@ from persistence.db import Database
 from persistence.models import KnowledgeDomain
 from retrieval.catalog import DocInfo, DocumentCatalog
 from retrieval.documents import ParsedDocument, section_titles
+from retrieval.knowledge_map import DEFAULT_BUDGET, budgeted_map, rank_documents
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +170,19 @@ class DomainService:
         async with self.db.session() as s:
             return list(await repo.list_domains(s))
 
-    async def knowledge_map(self) -> str:
+    async def knowledge_map(self, focus: Sequence[str] = (), budget: int | None = None) -> str:
+        """The planner's map: with ``focus`` (the question's symptoms) or a ``budget``, the
+        domains the symptoms touch first, within ``budget`` tokens (``retrieval.knowledge_map``);
+        with neither, every document (the full map)."""
         when = {r.name: r.when_to_retrieve or "" for r in await self.rows()}
-        return knowledge_map_yaml(self.catalog.categories(), when)
+        categories = self.catalog.categories()
+        if not focus and budget is None:
+            return knowledge_map_yaml(categories, when)
+        docs = self.catalog.all()
+        per_symptom = [
+            rank_documents(
+                s, docs, self.catalog.idf, self.catalog.l0.search(s), self.catalog.is_specific
+            )
+            for s in focus
+        ]
+        return budgeted_map(categories, when, per_symptom, budget or DEFAULT_BUDGET, focus)

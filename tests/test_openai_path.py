@@ -94,3 +94,51 @@ async def test_streaming_over_the_wire(openai_services, stub) -> None:  # noqa: 
     for c in chunks[1:]:
         full = full + c
     assert full.usage_metadata and full.usage_metadata["total_tokens"] > 0
+
+
+def _prompt_lines(name: str) -> list[str]:
+    """Every rule line of a shipped prompt (the map slot and its fence aside)."""
+    from settings import SHIPPED_PROMPTS_DIR
+
+    text = (SHIPPED_PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and "{knowledge_map}" not in line and not line.startswith("```")
+    ]
+
+
+async def test_a_hosted_model_gets_every_rule_a_bounded_map_and_distilled_findings(
+    openai_services,  # noqa: ANN001
+    stub,  # noqa: ANN001
+) -> None:
+    q = "订单服务 HikariCP 连接池等待线程很高，支付网关又报 ERR_TIMEOUT，Redis 内存也快满了，分别怎么处理？"
+    out = await openai_services.graphs.chat.ainvoke(
+        run_input(q), {"configurable": {"thread_id": uuid.uuid4().hex}}, context=Context()
+    )
+    by_tool = {}
+    for r, usage in zip(stub.requests, stub.usages, strict=True):
+        names = {t["function"]["name"] for t in r.get("tools") or []}
+        role = "planner" if "Plan" in names else "executor" if names else "answer"
+        by_tool.setdefault(role, []).append((r["messages"], usage))
+    (planner,) = by_tool["planner"]
+    system, task = planner[0][0]["content"], planner[0][1]["content"]
+    assert all(line in system for line in _prompt_lines("chat_planner"))  # every rule, verbatim
+    assert "domains:" in system and json.loads(task.split("```json")[1].split("```")[0])[
+        "symptoms"
+    ] == [
+        "订单服务 HikariCP 连接池等待线程很高",
+        "支付网关又报 ERR_TIMEOUT",
+        "Redis 内存也快满了，分别怎么处理",
+    ]
+    assert planner[1]["prompt_tokens"] <= 2000
+    for messages, _ in by_tool["executor"]:  # FS-5: the four constraints, never the map
+        assert all(line in messages[0]["content"] for line in _prompt_lines("chat_executor"))
+        assert "domains:" not in messages[0]["content"]
+    (answer,) = by_tool["answer"]
+    assert all(line in answer[0][0]["content"] for line in _prompt_lines("chat_answer"))
+    body = answer[0][1]["content"]
+    evidence = json.loads(body[body.index("```json") + 7 : body.rindex("```")])["evidence"]
+    steps = {f["instruction"] for f in out["executor_feedback"]}
+    assert len(steps) == 3 and {e.get("step") for e in evidence} == steps
+    assert answer[1]["prompt_tokens"] <= Context().answer_evidence_tokens + 800

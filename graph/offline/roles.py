@@ -23,6 +23,7 @@ from graph.offline.text import json_block, terms, unique, yaml_block
 from graph.rules import aiops_step, alert_steps, next_agent
 
 STOP_LEVELS = {"PRECISE", "HIGHLY_RELEVANT"}
+MAX_QUERY_WORDS = 6
 WANTS_TIME = re.compile(r"几点|时间|日期|今天|现在|\bnow\b|\btime\b|\bdate\b|\btoday\b", re.I)
 WANTS_ALERTS = re.compile(r"告警|报警|alert|firing", re.I)
 WANTS_LOGS = re.compile(r"日志|\blogs?\b", re.I)
@@ -234,16 +235,36 @@ def _map_domains(system: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _generic_keywords(domains: dict[str, list[dict[str, Any]]]) -> set[str]:
+    """Keywords that name a topic several mapped documents share (``Redis``), not one document."""
+    titles = [str(d.get("title", "")).lower() for docs in domains.values() for d in docs]
+    kws = {
+        str(k).lower() for docs in domains.values() for d in docs for k in d.get("keywords") or []
+    }
+    return {k for k in kws if sum(k in t for t in titles) >= 2}
+
+
+def _has(text: str, term: str) -> bool:
+    """``term`` in ``text``; an English word or code only as a whole word ("redis" is not in
+    "rediscommandtimeoutexception", "out" not in "timeout")."""
+    if not term.isascii():
+        return term in text
+    return re.search(rf"(?<![a-z0-9_]){re.escape(term)}(?![a-z0-9_])", text) is not None
+
+
 def _domain_score(
-    question: str, qterms: list[str], docs: list[dict[str, Any]]
+    question: str, qterms: list[str], docs: list[dict[str, Any]], generic: set[str] = frozenset()
 ) -> tuple[int, list[str]]:
-    """Keywords found in the question weigh 3, title words 2, cover topics 1."""
+    """Keywords found in the question weigh 3 (a phrase 4, a topic keyword several titles share
+    1), title words 2, cover topics 1."""
     q = question.lower()
     score, hits = 0, []
     for d in docs:
         for kw in d.get("keywords", []) or []:
-            if str(kw).lower() in q:
-                score, hits = score + 3, [*hits, str(kw)]
+            k = str(kw).lower()
+            if _has(q, k):
+                weight = 1 if k in generic else 4 if " " in k.strip() else 3
+                score, hits = score + weight, [*hits, str(kw)]
         title, covers = (
             str(d.get("title", "")).lower(),
             " ".join(map(str, d.get("covers", []) or [])).lower(),
@@ -251,9 +272,9 @@ def _domain_score(
         for t in qterms:
             if t.isascii() and len(t) < 4:
                 continue  # "out" is inside "Timeout": short English words match anything
-            if t.lower() in title:
+            if _has(title, t.lower()):
                 score, hits = score + 2, [*hits, t]
-            elif t.lower() in covers:
+            elif _has(covers, t.lower()):
                 score, hits = score + 1, [*hits, t]
     return score, unique(hits)
 
@@ -263,8 +284,9 @@ def _symptom_docs(
 ) -> list[tuple[str, str, list[str]]]:
     """(domain, title, matched terms) of the runbooks one clause points at clearly."""
     qterms = terms(clause)
+    generic = _generic_keywords(domains)
     scored = [
-        (*_domain_score(clause, qterms, [d]), name, str(d.get("title", "")))
+        (*_domain_score(clause, qterms, [d], generic), name, str(d.get("title", "")))
         for name, docs in domains.items()
         for d in docs
     ]
@@ -287,21 +309,45 @@ def _symptom_docs(
     return [(name, title, words)]
 
 
-def plan_symptoms(question: str, system: str, done: list[str]) -> list[dict[str, Any]]:
+def _best_keyword(clause: str, domains: dict[str, list[dict[str, Any]]], title: str) -> str:
+    """The mapped document's keyword that shares most terms with the symptom ("Redis 内存满" for
+    "Redis 内存也快满了"): the words a planner takes from the map (chat_planner.md rule 2)."""
+    doc = next((d for docs in domains.values() for d in docs if d.get("title") == title), {})
+    words = {t.lower() for t in terms(clause)} | set(clause.lower())
+    best, best_n = "", 1
+    for kw in doc.get("keywords") or []:
+        kt = {t.lower() for t in terms(str(kw))}
+        n = len(kt & words)
+        if n > best_n or (n == best_n and best and len(str(kw)) < len(best)):
+            best, best_n = str(kw), n
+    return best
+
+
+def plan_symptoms(
+    question: str, system: str, done: list[str], symptoms: list[str] | None = None
+) -> list[dict[str, Any]]:
     """One step per distinct symptom: each clause of the question that points at a runbook gives
-    one lookup, in the question's order; a runbook two clauses point at is looked up once."""
+    lookup of its best runbook, in the question's order, with the runbook's keyword closest to
+    the clause; a runbook two clauses point at is looked up once, with the words of both. With
+    the symptoms the graph found (the planner view's ``symptoms``), the symptoms are the clauses."""
     domains = _map_domains(system)
-    steps: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for clause in CLAUSES.split(question):
-        for name, title, hits in _symptom_docs(clause, domains):
-            query = " ".join(hits)
-            instruction = f"在领域 {name} 检索：{query}"
-            if title in seen or instruction in done:
-                continue
-            seen.add(title)
+    by_title: dict[str, dict[str, Any]] = {}
+    given = symptoms if symptoms and len(symptoms) > 1 else None
+    for clause in given or CLAUSES.split(question):
+        found = _symptom_docs(clause, domains)
+        for name, title, hits in found[:1]:  # a clause's best runbook, not its neighbours
+            words = unique([_best_keyword(clause, domains, title), *hits])
+            if title in by_title:  # another clause about the same runbook: its words too
+                words = unique([*by_title[title]["words"], *words])[:MAX_QUERY_WORDS]
+            by_title[title] = {"name": name, "words": words}
+    steps = []
+    for step in by_title.values():
+        query = " ".join(step["words"])
+        instruction = f"在领域 {step['name']} 检索：{query}"
+        if instruction not in done:
             steps.append(
-                {"instruction": instruction, "domains": [name], "query": query, "finish": False}
+                {"instruction": instruction, "domains": [step["name"]], "query": query}
+                | {"finish": False}
             )
     return steps
 
@@ -346,7 +392,7 @@ def plan(messages: Sequence[AnyMessage]) -> AIMessage:
         decided = {"steps": steps, "finish": checked}
     else:
         done = [f.get("instruction", "") for f in state.get("feedback", [])]
-        steps = plan_symptoms(state.get("question", ""), system, done)
+        steps = plan_symptoms(state.get("question", ""), system, done, state.get("symptoms"))
         if not steps:  # no clause names a runbook: the strongest domains for the whole question
             step = plan_chat(state.get("question", ""), system, state.get("done_domains", []))
             steps = [] if step["finish"] else [step]
