@@ -13,10 +13,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.deps import AgentDeps
-from graph.diagnosis.reader import runbook_reader
 from graph.graphs import Graphs, compile_graphs
 from graph.models import ModelFactory
-from graph.offline.documents import document_reader
 from graph.prompts import load_prompts
 from graph.replay import Replayer
 from graph.runner import Runner
@@ -30,6 +28,7 @@ from retrieval.domains import DomainService
 from retrieval.embeddings import CachedEmbeddings
 from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
+from retrieval.runbook_reader import document_reader, runbook_reader
 from retrieval.store import StoreUnavailable
 from settings import Settings
 from tools import build_tools

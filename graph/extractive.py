@@ -17,10 +17,14 @@ from graph.evidence import Evidence
 from graph.excerpt import as_markdown, quote, select
 from graph.intent import Intent, intents
 from graph.runbook_answer import ANSWERING, REFERENCE, document_part, not_found, reference_caveat
+from retrieval.terms import query_terms
 from retrieval.textmatch import bigrams, overlap
 
 Reader = Callable[[str], "tuple[str, str] | None"]  # path → (title, Markdown body)
 ANSWER_CHARS = 3600  # all runbook parts together; each gets its share, at least PART_CHARS
+# Several symptoms: each part is one symptom's first moves, the whole stays one screen (and the
+# three-symptom chat within its 7,800-token ceiling, bench_cost.py).
+MULTI_ANSWER_CHARS = 2400
 PART_CHARS = 700
 
 
@@ -142,9 +146,7 @@ def _other_part(ev: Evidence) -> str | None:
 
 
 def _topic(question: str) -> str:
-    from graph.offline.text import terms  # jieba: loaded only when a "not found" needs a topic
-
-    return " ".join(terms(question)[:4])
+    return " ".join(query_terms(question)[:4])
 
 
 def extractive_answer(
@@ -178,7 +180,8 @@ def extractive_answer(
     if any(d.level in ANSWERING for d in docs):
         docs = [d for d in docs if d.level in ANSWERING or d.primary]
     multi = len({d.aspect for d in docs if d.aspect}) > 1 or len(docs) > 1
-    budget = max(PART_CHARS, ANSWER_CHARS // max(1, len(docs)))
+    total = MULTI_ANSWER_CHARS if len(docs) > 1 else ANSWER_CHARS
+    budget = max(PART_CHARS, total // max(1, len(docs)))
     parts: list[str] = []
     for i, d in enumerate(docs, 1):
         # One symptom's part answers that symptom, with the intent of the whole question.

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph.evidence import Evidence
-from graph.offline.text import estimate_tokens
 from retrieval.textmatch import bigrams, overlap
+from telemetry.tokens import estimate_tokens
 
 CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}
 LOG_LINES = 8

@@ -10,8 +10,8 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 
 from graph.context import Context
+from graph.extractive import Reader
 from graph.offline import OfflineChatModel
-from graph.offline.documents import Reader
 from settings import Settings
 
 OFFLINE = "offline"

@@ -13,7 +13,7 @@ from graph.sections import Section, parse, pick, shortened
 
 ANSWERING = {"PRECISE", "HIGHLY_RELEVANT"}
 REFERENCE = "REFERENCE"
-MAX_LEFT_OUT = 6  # section names listed as left out
+MAX_LEFT_OUT = 4  # section names listed as left out (the rest counted)
 
 
 def reference_caveat(title: str, language_hint: str = "") -> str:

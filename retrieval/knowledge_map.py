@@ -29,11 +29,11 @@ from typing import Any
 
 import yaml
 
-from graph.offline.text import estimate_tokens  # the estimate the offline model reports as usage
 from retrieval.catalog import DocInfo
 from retrieval.l0_index import L0Match
 from retrieval.terms import query_terms
 from retrieval.textnorm import split_identifier
+from telemetry.tokens import estimate_tokens  # the estimate the offline model reports as usage
 
 DEFAULT_BUDGET = 1000  # tokens of map; the planner prompt around it is ~500 more
 DOCS_PER_DOMAIN = 3  # matching documents shown per touched domain

@@ -23,7 +23,7 @@ from retrieval.judging import Judged, judge_documents
 from retrieval.lookup_config import DedupReason, LookupConfig, LookupOutcome
 from retrieval.memory import SessionMemory
 from retrieval.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
-from retrieval.query_input import LookupQuery, prepare
+from retrieval.query_input import LookupQuery, prepare_for
 from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, similarity
 from retrieval.store import ChunkStore
 from retrieval.terms import query_terms
@@ -76,17 +76,7 @@ class LookupService:
         }
 
     def prepare(self, query: str, alert: AlertInput | None = None) -> LookupQuery:
-        df = self.catalog.document_frequency
-        # a label value's name is evidence when the base holds all its words and one of them is
-        # specific (``fluent bit``), not when they are words every runbook has (``kube system``)
-        return prepare(
-            query,
-            alert,
-            known=lambda t: df(t) > 0,
-            named=lambda ws: (
-                all(df(w) > 0 for w in ws) and any(self.catalog.is_specific(w) for w in ws)
-            ),
-        )
+        return prepare_for(self.catalog, query, alert)
 
     def lookup(
         self,

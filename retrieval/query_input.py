@@ -99,3 +99,16 @@ def prepare(
     if name and compact_term(name) not in compact_term(text):
         text = f"{name} {text}"
     return LookupQuery(raw, text, name, stripped.values, alert)
+
+
+def prepare_for(catalog: Any, query: str, alert: AlertInput | None = None) -> LookupQuery:
+    """``prepare`` against a ``DocumentCatalog``: a label value's name is evidence when the base
+    holds all its words and one of them is specific (``fluent bit``), not when they are words every
+    runbook has (``kube system``)."""
+    df = catalog.document_frequency
+    return prepare(
+        query,
+        alert,
+        known=lambda t: df(t) > 0,
+        named=lambda ws: all(df(w) > 0 for w in ws) and any(catalog.is_specific(w) for w in ws),
+    )

@@ -9,12 +9,12 @@ from typing import Any
 
 from graph.diagnosis.facts import gather
 from graph.diagnosis.judge import judge
-from graph.diagnosis.reader import runbook_reader
 from graph.diagnosis.runbook import parse
 from graph.evidence import Evidence
 from graph.ledger import Ledger, parse_block
 from graph.report import build_report, report_language
 from graph.rules import step_settled
+from retrieval.runbook_reader import runbook_reader
 from tests.support.paths import ROOT
 
 KB = ROOT / "knowledge_base"

@@ -9,6 +9,8 @@ from functools import lru_cache
 
 import yaml
 
+from telemetry.tokens import estimate_tokens  # noqa: F401 - the offline model's usage
+
 _ASCII_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_.\-@]*[A-Za-z0-9]|[A-Za-z]{2,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -128,14 +130,6 @@ def terms(text: str) -> list[str]:
             if len(w) >= 2 and w not in ZH_STOP and w not in out:
                 out.append(w)
     return out
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (1 per CJK char, ~1.3 per English word) for usage metadata."""
-    cjk = len(_CJK_CHAR.findall(text))
-    words = len(re.findall(r"[A-Za-z0-9_]+", text))
-    other = len(re.findall(r"[^\sA-Za-z0-9_\u3400-\u4dbf\u4e00-\u9fff]", text))
-    return cjk + int(words * 1.3) + other // 2
 
 
 def json_block(text: str) -> dict | None:
