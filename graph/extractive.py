@@ -180,7 +180,8 @@ def extractive_answer(
     if any(d.level in ANSWERING for d in docs):
         docs = [d for d in docs if d.level in ANSWERING or d.primary]
     multi = len({d.aspect for d in docs if d.aspect}) > 1 or len(docs) > 1
-    total = MULTI_ANSWER_CHARS if len(docs) > 1 else ANSWER_CHARS
+    symptoms = {d.aspect or d.label for d in docs}  # one document's supplements share a label
+    total = MULTI_ANSWER_CHARS if len(symptoms) > 1 else ANSWER_CHARS
     budget = max(PART_CHARS, total // max(1, len(docs)))
     parts: list[str] = []
     for i, d in enumerate(docs, 1):

@@ -123,7 +123,7 @@ def classify(question: str, matched_domains: Iterable[str]) -> Complexity:
     domains = set(matched_domains)
     if len(domains) >= 2:
         return "complex"
-    if len(symptoms(question)) >= 2:
+    if domains and len(symptoms(question)) >= 2:  # symptoms the base has runbooks for
         return "complex"
     if len(domains) == 1:
         return "simple"

@@ -89,8 +89,9 @@ async def test_cases_search_and_paging(api: httpx.AsyncClient) -> None:
     assert hit["q"] == "hikaricp" and [c["sessionId"] for c in hit["items"]] == [sids[2]]
     zh = (await api.get("/api/cases", params={"q": "是什么意思"})).json()
     assert [c["sessionId"] for c in zh["items"]] == [sids[1]]
-    # LIKE wildcards are text: "%" matches only a literal percent sign.
-    assert (await api.get("/api/cases", params={"q": "%"})).json()["total"] == 0
+    # LIKE wildcards are text: "%_%" matches only those three characters (as a pattern it would
+    # match every case; the answers themselves quote percentages like "20%–30%").
+    assert (await api.get("/api/cases", params={"q": "%_%"})).json()["total"] == 0
 
     everything = (await api.get("/api/cases", params={"pageSize": 200})).json()
     first = (await api.get("/api/cases", params={"pageSize": 2, "page": 1})).json()

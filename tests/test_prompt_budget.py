@@ -223,8 +223,11 @@ def test_symptoms_of_a_question(question: str, expected: int) -> None:
 
 
 def test_a_multi_symptom_question_takes_the_planner_route() -> None:
-    assert classify(THREE_SYMPTOMS, set()) == "complex"
-    assert classify("ES 查询越来越慢，数据节点的老年代一直在做 GC", set()) == "simple"
+    # the routing narrows a question's domains to one unless its clauses name several
+    assert classify(THREE_SYMPTOMS, {"infrastructure"}) == "complex"
+    assert classify("ES 查询越来越慢，数据节点的老年代一直在做 GC", {"jvm"}) == "simple"
+    # asks for the tools, names no runbook's domain: the assistant calls them, no plan
+    assert classify("现在几点？看下当前告警，以及服务 billing 的日志", set()) == "simple"
 
 
 # --- distilled findings (pure) ------------------------------------------------------------------
