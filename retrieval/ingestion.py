@@ -31,6 +31,7 @@ from retrieval.errors import (
     InvalidChunking,
     InvalidDocument,
     InvalidUpload,
+    StorageFull,
     VectorStoreDamaged,
     store_files_removed,
 )
@@ -45,7 +46,10 @@ from retrieval.uploads import (
     ImportReport,
     check_upload,
     inside,
+    keep_old,
+    put_back,
     remove_file,
+    reserve,
     store_file,
 )
 from retrieval.vector_census import files_removed
@@ -272,9 +276,16 @@ class IngestionService:
     # --- one file -----------------------------------------------------------------------------
 
     async def _import(
-        self, rel: str, raw: bytes, digest: str, given: DocFields | None = None
+        self,
+        rel: str,
+        raw: bytes,
+        digest: str,
+        given: DocFields | None = None,
+        *,
+        raise_full: bool = False,
     ) -> tuple[FileResult, str | None]:
-        """``given``: the upload's fields; None keeps those of the last upload of this file."""
+        """``given``: the upload's fields; None keeps those of the last upload of this file.
+        ``raise_full``: a full disk raises (an upload undoes itself) instead of storing FAILED."""
         t0 = time.perf_counter()
         async with self.db.session() as s:
             row = await docs_repo.start_import(
@@ -290,6 +301,8 @@ class IngestionService:
                 parsed = await self.enrich(parsed)
             n = await asyncio.to_thread(self.indexer.index, doc_id, parsed)
         except Exception as exc:
+            if raise_full and failures.is_disk_full(exc):
+                raise
             reason = failures.describe(exc, vector_store=self.store.uri)
             # The raw error is for the log only.
             log.warning(
@@ -387,16 +400,55 @@ class IngestionService:
                 raise DocumentExists(
                     f"{rel} already exists; delete it first or upload with replace=true"
                 )
-            await store_file(
-                target,
-                data,
-                record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
-            )
-            result, category_touched = await self._import(
-                rel, data, hashlib.sha256(data).hexdigest(), fields
-            )
+            backup = room = None
+            stored = False
+            try:
+                room = await asyncio.to_thread(reserve, self.kb_dir)
+                backup = await asyncio.to_thread(keep_old, target)  # set only when replacing
+                stored = True  # from here on, a failure has something to undo
+                await store_file(
+                    target,
+                    data,
+                    record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
+                )
+                result, category_touched = await self._import(
+                    rel, data, hashlib.sha256(data).hexdigest(), fields, raise_full=True
+                )
+            except Exception as exc:
+                if not (isinstance(exc, StorageFull) or failures.is_disk_full(exc)):
+                    raise
+                log.warning("a full disk stopped the upload of %s", rel, exc_info=True)
+                if room is not None:  # the room the undo writes need
+                    await asyncio.to_thread(room.unlink, missing_ok=True)
+                if stored:
+                    await self._undo_upload(rel, target, backup, existing)
+                raise StorageFull(
+                    f"{rel} was not stored: {failures.DISK_FULL_MESSAGE}; nothing was changed"
+                ) from None
+            finally:
+                for path in (backup, room):
+                    if path is not None:
+                        await asyncio.to_thread(path.unlink, missing_ok=True)
             await self._changed({category_touched} if category_touched else set())
             return result
+
+    async def _undo_upload(
+        self, rel: str, target: Path, backup: Path | None, existing: ApiDocument | None
+    ) -> None:
+        """A full disk stopped an upload: its file, row and vectors go back to what they were.
+        The file first, which frees space for the rest. Best effort: what is left (a PENDING row)
+        the next import repairs."""
+        try:
+            await asyncio.to_thread(put_back, target, backup, self.kb_dir)
+            async with self.db.session() as s:
+                row = await docs_repo.get_document_by_path(s, rel)
+            if row is not None and existing is None:
+                await self._forget(row)
+            elif row is not None and backup is not None:  # the replaced version, indexed again
+                raw = await asyncio.to_thread(target.read_bytes)
+                await self._import(rel, raw, hashlib.sha256(raw).hexdigest())
+        except Exception:
+            log.warning("could not undo the upload of %s", rel, exc_info=True)
 
     async def _existing(self, doc_id: str) -> ApiDocument:
         async with self.db.session() as s:
