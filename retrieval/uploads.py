@@ -159,10 +159,18 @@ RESERVE_BYTES = 1 << 20  # held while an upload is stored; freed to undo it if t
 def reserve(folder: Path, size: int = RESERVE_BYTES) -> Path:
     """Set ``size`` bytes of disk aside (a hidden temporary file, swept after a crash): undoing an
     upload that filled the disk writes too (the row's deletion, the vectors'), and needs room."""
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f".reserve.{uuid.uuid4().hex}.tmp"
     try:
         with path.open("xb") as f:
-            os.posix_fallocate(f.fileno(), 0, size)
+            try:
+                os.posix_fallocate(f.fileno(), 0, size)
+            except OSError as exc:  # a file system without fallocate: real bytes instead
+                if exc.errno in DISK_FULL:
+                    raise
+                f.write(bytes(size))
+                f.flush()
+                os.fsync(f.fileno())
     except BaseException:
         path.unlink(missing_ok=True)
         raise
