@@ -31,7 +31,6 @@ from retrieval.errors import (
     InvalidChunking,
     InvalidDocument,
     InvalidUpload,
-    StorageFull,
     VectorStoreDamaged,
     store_files_removed,
 )
@@ -40,16 +39,14 @@ from retrieval.indexer import VectorIndexer
 from retrieval.progress import Progress, embedding_progress, emit
 from retrieval.store import ChunkStore
 from retrieval.terms import document_terms
+from retrieval.upload_undo import UploadUndo
 from retrieval.uploads import (
     ALLOWED_SUFFIXES,
     FileResult,
     ImportReport,
     check_upload,
     inside,
-    keep_old,
-    put_back,
     remove_file,
-    reserve,
     store_file,
 )
 from retrieval.vector_census import files_removed
@@ -400,12 +397,7 @@ class IngestionService:
                 raise DocumentExists(
                     f"{rel} already exists; delete it first or upload with replace=true"
                 )
-            backup = room = None
-            stored = False
-            try:
-                room = await asyncio.to_thread(reserve, self.kb_dir)
-                backup = await asyncio.to_thread(keep_old, target)  # set only when replacing
-                stored = True  # from here on, a failure has something to undo
+            async with UploadUndo(self, rel, target, existing):
                 await store_file(
                     target,
                     data,
@@ -414,41 +406,8 @@ class IngestionService:
                 result, category_touched = await self._import(
                     rel, data, hashlib.sha256(data).hexdigest(), fields, raise_full=True
                 )
-            except Exception as exc:
-                if not (isinstance(exc, StorageFull) or failures.is_disk_full(exc)):
-                    raise
-                log.warning("a full disk stopped the upload of %s", rel, exc_info=True)
-                if room is not None:  # the room the undo writes need
-                    await asyncio.to_thread(room.unlink, missing_ok=True)
-                if stored:
-                    await self._undo_upload(rel, target, backup, existing)
-                raise StorageFull(
-                    f"{rel} was not stored: {failures.DISK_FULL_MESSAGE}; nothing was changed"
-                ) from None
-            finally:
-                for path in (backup, room):
-                    if path is not None:
-                        await asyncio.to_thread(path.unlink, missing_ok=True)
             await self._changed({category_touched} if category_touched else set())
             return result
-
-    async def _undo_upload(
-        self, rel: str, target: Path, backup: Path | None, existing: ApiDocument | None
-    ) -> None:
-        """A full disk stopped an upload: its file, row and vectors go back to what they were.
-        The file first, which frees space for the rest. Best effort: what is left (a PENDING row)
-        the next import repairs."""
-        try:
-            await asyncio.to_thread(put_back, target, backup, self.kb_dir)
-            async with self.db.session() as s:
-                row = await docs_repo.get_document_by_path(s, rel)
-            if row is not None and existing is None:
-                await self._forget(row)
-            elif row is not None and backup is not None:  # the replaced version, indexed again
-                raw = await asyncio.to_thread(target.read_bytes)
-                await self._import(rel, raw, hashlib.sha256(raw).hexdigest())
-        except Exception:
-            log.warning("could not undo the upload of %s", rel, exc_info=True)
 
     async def _existing(self, doc_id: str) -> ApiDocument:
         async with self.db.session() as s:
