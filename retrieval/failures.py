@@ -13,6 +13,29 @@ from retrieval.documents import DocumentError
 from retrieval.errors import KnowledgeError
 
 DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+FULL_TEXT = ("disk is full", "no space left on device")  # SQLite's SQLITE_FULL, strerror(ENOSPC)
+_MYSQL_FULL = {1021, 1114, 3}  # disk full, table is full, error writing file (errno 28)
+DISK_FULL_MESSAGE = "the disk holding the knowledge base is full; free some space and retry"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Did ``exc`` (or what caused it: drivers and Milvus Lite wrap the OSError) come from a full
+    disk? A read-only database is not one: that stays a 503."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in DISK_FULL:
+            return True
+        orig = getattr(cur, "orig", None)  # SQLAlchemy keeps the driver's error here
+        err = orig if isinstance(orig, BaseException) else cur
+        mysql = type(err).__module__.split(".")[0] in {"asyncmy", "pymysql"}
+        if mysql and err.args and err.args[0] in _MYSQL_FULL:
+            return True
+        if any(t in str(err).lower() for t in FULL_TEXT):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def describe(exc: BaseException, *, vector_store: str = "") -> str:
@@ -25,7 +48,7 @@ def describe(exc: BaseException, *, vector_store: str = "") -> str:
     if is_database_error(exc):
         return "the database is unreachable or refused the write; retry when /healthz reports it ok"
     if isinstance(exc, OSError) and exc.errno in DISK_FULL:
-        return "the disk holding the knowledge base is full; free some space and retry"
+        return DISK_FULL_MESSAGE
     if isinstance(exc, OSError):
         return f"a file could not be read or written ({exc.strerror or 'input/output error'})"
     if isinstance(exc, TimeoutError):

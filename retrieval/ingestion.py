@@ -39,6 +39,7 @@ from retrieval.indexer import VectorIndexer
 from retrieval.progress import Progress, embedding_progress, emit
 from retrieval.store import ChunkStore
 from retrieval.terms import document_terms
+from retrieval.upload_undo import UploadUndo
 from retrieval.uploads import (
     ALLOWED_SUFFIXES,
     FileResult,
@@ -272,9 +273,16 @@ class IngestionService:
     # --- one file -----------------------------------------------------------------------------
 
     async def _import(
-        self, rel: str, raw: bytes, digest: str, given: DocFields | None = None
+        self,
+        rel: str,
+        raw: bytes,
+        digest: str,
+        given: DocFields | None = None,
+        *,
+        raise_full: bool = False,
     ) -> tuple[FileResult, str | None]:
-        """``given``: the upload's fields; None keeps those of the last upload of this file."""
+        """``given``: the upload's fields; None keeps those of the last upload of this file.
+        ``raise_full``: a full disk raises (an upload undoes itself) instead of storing FAILED."""
         t0 = time.perf_counter()
         async with self.db.session() as s:
             row = await docs_repo.start_import(
@@ -290,6 +298,8 @@ class IngestionService:
                 parsed = await self.enrich(parsed)
             n = await asyncio.to_thread(self.indexer.index, doc_id, parsed)
         except Exception as exc:
+            if raise_full and failures.is_disk_full(exc):
+                raise
             reason = failures.describe(exc, vector_store=self.store.uri)
             # The raw error is for the log only.
             log.warning(
@@ -387,14 +397,15 @@ class IngestionService:
                 raise DocumentExists(
                     f"{rel} already exists; delete it first or upload with replace=true"
                 )
-            await store_file(
-                target,
-                data,
-                record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
-            )
-            result, category_touched = await self._import(
-                rel, data, hashlib.sha256(data).hexdigest(), fields
-            )
+            async with UploadUndo(self, rel, target, existing):
+                await store_file(
+                    target,
+                    data,
+                    record=lambda: self._mark_pending([rel], {rel: existing} if existing else {}),
+                )
+                result, category_touched = await self._import(
+                    rel, data, hashlib.sha256(data).hexdigest(), fields, raise_full=True
+                )
             await self._changed({category_touched} if category_touched else set())
             return result
 

@@ -153,6 +153,48 @@ async def store_file(target: Path, data: bytes, record: Callable[[], Awaitable[A
                 await asyncio.to_thread(target.parent.rmdir)
 
 
+RESERVE_BYTES = 1 << 20  # held while an upload is stored; freed to undo it if the disk fills
+
+
+def reserve(folder: Path, size: int = RESERVE_BYTES) -> Path:
+    """Set ``size`` bytes of disk aside (a hidden temporary file, swept after a crash): undoing an
+    upload that filled the disk writes too (the row's deletion, the vectors'), and needs room."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f".reserve.{uuid.uuid4().hex}.tmp"
+    try:
+        with path.open("xb") as f:
+            try:
+                os.posix_fallocate(f.fileno(), 0, size)
+            except OSError as exc:  # a file system without fallocate: real bytes instead
+                if exc.errno in DISK_FULL:
+                    raise
+                f.write(bytes(size))
+                f.flush()
+                os.fsync(f.fileno())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def keep_old(target: Path) -> Path | None:
+    """A hard link to the file an upload replaces (no disk space used), under ``write_temp``'s
+    name pattern so a crash's leftover is swept; :func:`put_back` restores it."""
+    if not target.is_file():
+        return None
+    backup = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    os.link(target, backup)
+    return backup
+
+
+def put_back(target: Path, backup: Path | None, root: Path) -> None:
+    """Undo an upload's file: the replaced file comes back, or the new one goes (folders too)."""
+    if backup is not None:
+        backup.replace(target)
+    else:
+        remove_file(target, root)
+
+
 def check_upload(filename: str, category: str, size: int | None, max_bytes: int) -> tuple[str, str]:
     """Validate before anything is written; returns (relative path, category)."""
     category = (category or "").strip().lower()

@@ -4,24 +4,34 @@ that is down. Nothing half-written is left behind, and every message is a senten
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import resource
 import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
+from retrieval.uploads import RESERVE_BYTES
 from tests.support.hostile import CLASS_NAME, assert_error, document_rows, isolated_client, kb_files
 from tests.support.processes import free_port, start_server
 
+# Free space left for an upload, in KB: a little (it used to fail at the row: 503, or 503 with the
+# file and a PROCESSING row left behind), then just past the 1 MB an upload sets aside to undo
+# itself (now the row, then the vectors fail).
+FREE = [k * 1024 for k in (16, 64, 128)] + [RESERVE_BYTES + k * 1024 for k in (0, 32, 48, 64)]
 SMALL = b"# Disk check\n\nRun df -h first. DISK_CHECK_QZ\n"
 
 
-def _upload(base_url: str, name: str, data: bytes) -> httpx.Response:
+def _upload(base_url: str, name: str, data: bytes, *, replace: bool = False) -> httpx.Response:
     return httpx.post(
         f"{base_url}/api/documents/upload",
         files={"file": (name, data, "text/markdown")},
-        data={"category": "ops"},
+        data={"category": "ops", "replace": str(replace).lower()},
         timeout=120,
     )
 
@@ -111,3 +121,69 @@ async def test_vector_store_down_is_reported_in_words(tmp_path: Path, embeddings
         assert job["files"] and all(f["error"] == expected for f in job["files"]), job
         for text in [detail["chunksUnavailable"], *(f["error"] for f in job["files"])]:
             assert not CLASS_NAME.search(text), text
+
+
+@contextmanager
+def _small_disk(folder: Path, size_mb: int = 300) -> Iterator[Path]:
+    """A real file system that can fill up (tmpfs): RLIMIT_FSIZE makes SQLite say "disk I/O
+    error" (EFBIG, not ENOSPC), so a nearly full disk needs a real one. Needs root."""
+    folder.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(folder)]
+    if os.geteuid() != 0 or subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@contextmanager
+def _leaving(disk: Path, free: int) -> Iterator[None]:
+    """Fill ``disk`` until ``free`` bytes are left; the space comes back afterwards."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as f, contextlib.suppress(OSError):
+        while True:
+            f.write(b"\0" * 65536)
+    os.truncate(filler, max(0, filler.stat().st_size - free))
+    try:
+        yield
+    finally:
+        filler.unlink()
+
+
+def _documents(base_url: str) -> dict[str, tuple]:
+    items = httpx.get(f"{base_url}/api/documents", params={"pageSize": 100}).json()["items"]
+    return {d["filePath"]: (d["status"], d["chunkCount"], d["errorMessage"]) for d in items}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("replace", [False, True], ids=["new", "replace"])
+def test_nearly_full_disk_undoes_the_whole_upload(tmp_path: Path, replace: bool) -> None:
+    """Room for the file but not for its row or its vectors (it used to be 201 FAILED or 503,
+    with the file left behind): 507, and files, rows and lookups stay as they were; a replaced
+    runbook keeps its old version."""
+    with _small_disk(tmp_path / "disk") as disk:
+        srv = start_server(disk / "work", LOG_LEVEL="WARNING")
+        try:
+            kb_dir = disk / "work" / "knowledge_base"
+            old = b"# Disk check\n\nRun df -h first. OLD_VERSION_QZ\n"
+            assert _upload(srv.base_url, "disk-check.md", old).status_code == 201
+            files, rows = kb_files(kb_dir), _documents(srv.base_url)
+            body = b"# Grow the volume\n\nExtend the LV, then resize. NEW_VERSION_QZ\n" * 20
+            name = "disk-check.md" if replace else "grow.md"
+            for free in FREE:
+                with _leaving(disk, free):
+                    r = _upload(srv.base_url, name, body, replace=replace)
+                assert r.status_code == 507, (free, r.status_code)
+                message = assert_error(r, 507, "storage_full")
+                assert "disk holding the knowledge base is full" in message, (free, message)
+                assert kb_files(kb_dir) == files, free  # no new file, no .tmp, old one kept
+                assert _documents(srv.base_url) == rows, free
+            lookup = f"{srv.base_url}/api/knowledge/lookup"
+            found = httpx.post(lookup, json={"query": "OLD_VERSION_QZ"}).json()["result"]
+            assert found["primary"]["source"] == "ops/disk-check.md", found
+            assert "Extend the LV" not in httpx.post(lookup, json={"query": "NEW_VERSION_QZ"}).text
+            ok = _upload(srv.base_url, name, body, replace=replace)  # with room, it goes in
+            assert ok.status_code == 201 and ok.json()["result"]["status"] == "INDEXED", ok.text
+        finally:
+            srv.stop()
