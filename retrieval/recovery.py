@@ -171,11 +171,18 @@ class KnowledgeRecovery:
         """Live: why the vector store cannot be used right now, or None."""
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._probe), timeout=LIVE_TIMEOUT_S)
+        except TimeoutError:
+            if self.ingestion.busy:  # slow while an import writes to it and embeds: busy, not down
+                return None  # (a store really gone fails the import, which says so)
+            return self._unreachable()
         except Exception:
-            return (
-                f"the vector store at {self.store.uri} is unreachable: lookups answer from "
-                "keywords (L0) only and imports fail until it is back"
-            )
+            return self._unreachable()
+
+    def _unreachable(self) -> str:
+        return (
+            f"the vector store at {self.store.uri} is unreachable: lookups answer from "
+            "keywords (L0) only and imports fail until it is back"
+        )
 
     def _probe(self) -> str | None:
         self.store.exists()  # raises while the store cannot be reached
