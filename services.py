@@ -14,22 +14,22 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.deps import AgentDeps
 from graph.graphs import Graphs, compile_graphs
-from graph.models import ModelFactory
 from graph.prompts import load_prompts
-from graph.replay import Replayer
-from graph.runner import Runner
 from graph.state import SCRATCH
+from llm.factory import ModelFactory
 from persistence.checkpoint import open_checkpointer
 from persistence.db import Database
 from persistence.leases import LeaseSweeper
 from persistence.migrate import upgrade
 from persistence.startup import startup_lock
 from retrieval.domains import DomainService
-from retrieval.embeddings import CachedEmbeddings
-from retrieval.ingestion import Progress
 from retrieval.knowledge import KnowledgeBase
-from retrieval.runbook_reader import document_reader, runbook_reader
-from retrieval.store import StoreUnavailable
+from retrieval.l1.embeddings import CachedEmbeddings
+from retrieval.l1.store import StoreUnavailable
+from retrieval.lookup.runbook_reader import document_reader, runbook_reader
+from retrieval.writing.ingestion import Progress
+from runs.replay import Replayer
+from runs.runner import Runner
 from settings import Settings
 from tools import build_tools
 
@@ -164,7 +164,7 @@ class Services:
     @staticmethod
     async def _remove_stale_temps(settings: Settings) -> None:
         """Uploads that crashed between writing their temporary file and renaming it."""
-        from retrieval.uploads import remove_stale_temps
+        from retrieval.writing.uploads import remove_stale_temps
 
         if settings.knowledge_base_dir is None:
             return

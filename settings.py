@@ -148,7 +148,7 @@ class RelevanceSettings(_Section):
         "the dense similarity alone (right for a multilingual model only).",
     )
     calibration_file: Path | None = Field(
-        None, description="Fitted judge parameters (empty = retrieval/calibration.json)."
+        None, description="Fitted judge parameters (empty = retrieval/judging/calibration.json)."
     )
 
 

@@ -10,7 +10,7 @@ because the LangGraph server supplies its own. Port 2024 is taken on our machine
 ``langgraph dev --port 2025``.
 
 Every run is a session (origin ``studio``), recorded through the same runner and recorder as HTTP
-runs (``graph/studio_session.py``), so it appears in ``/sessions``. While a server holds the Milvus
+runs (``runs/studio_session.py``), so it appears in ``/sessions``. While a server holds the Milvus
 Lite folder (``make serve`` beside Studio), this process cannot open it: runs then go to that
 server over its HTTP API (``graph/served_graph.py``), which records them.
 """
@@ -27,12 +27,12 @@ from langgraph_sdk.runtime import ServerRuntime
 from graph.aiops import AIOPS_TASK
 from graph.deps import AgentDeps
 from graph.graphs import Graphs, compile_graphs
-from graph.models import ModelFactory
 from graph.prompts import Prompts
-from graph.runner import Runner
 from graph.served_graph import served_graph
-from graph.studio_session import recorded
+from llm.factory import ModelFactory
 from retrieval.served import Served, held_by_server
+from runs.runner import Runner
+from runs.studio_session import recorded
 from services import Services
 from settings import get_settings
 

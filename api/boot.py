@@ -25,8 +25,8 @@ from fastapi import FastAPI
 
 from api.jobs import ImportJob, JobRegistry
 from api.schemas import camelize
-from retrieval import failures
-from retrieval.errors import ImportInProgress
+from retrieval.writing import failures
+from retrieval.writing.errors import ImportInProgress
 from services import Services
 from settings import Settings
 

@@ -9,7 +9,7 @@ from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
 from api.security import SAFE_METHODS
-from graph.runner import Runner
+from runs.runner import Runner
 from services import Services
 
 READ_ONLY_POSTS = frozenset({"/api/knowledge/lookup"})  # the retrieval test changes nothing

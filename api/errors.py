@@ -18,8 +18,8 @@ from starlette.exceptions import HTTPException
 from persistence import dberrors
 from persistence.conversations import ConversationBusy
 from persistence.feedback import FeedbackError, SessionNotFound
-from retrieval.errors import KnowledgeError
-from retrieval.store import StoreUnavailable
+from retrieval.l1.store import StoreUnavailable
+from retrieval.writing.errors import KnowledgeError
 
 log = logging.getLogger("superbiz.api")
 

@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval import failures
-from retrieval.errors import ImportInProgress
-from retrieval.ingestion import IngestionService
-from retrieval.uploads import ImportReport
+from retrieval.writing import failures
+from retrieval.writing.errors import ImportInProgress
+from retrieval.writing.ingestion import IngestionService
+from retrieval.writing.uploads import ImportReport
 
 log = logging.getLogger(__name__)
 KEEP_JOBS = 20

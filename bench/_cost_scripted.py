@@ -40,7 +40,7 @@ def scripted_factory():  # noqa: ANN202
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from graph.offline.text import estimate_tokens
+    from llm.offline.text import estimate_tokens
 
     class Scripted(BaseChatModel):
         issued: dict[str, int]

@@ -52,8 +52,8 @@ TARGET_DOCS_PER_S = 5.0
 
 
 def sample_chunk_texts(count, window=None) -> list[str]:  # noqa: ANN001
-    from retrieval.chunking import chunk_document
-    from retrieval.documents import parse_document
+    chunk_document = c.code("retrieval.parsing.chunking", "retrieval.chunking").chunk_document
+    parse_document = c.code("retrieval.parsing.documents", "retrieval.documents").parse_document
 
     texts = []
     kb = c.ROOT / "knowledge_base"
@@ -81,9 +81,12 @@ async def ingest_once(embeddings, kb: Path) -> dict:  # noqa: ANN001
     """A cold ``init()`` on a fresh store, then a forced re-import of the unchanged files."""
     from persistence.db import Database
     from persistence.migrate import upgrade
-    from retrieval.catalog import DocumentCatalog
-    from retrieval.ingestion import IngestionService
-    from retrieval.store import ChunkStore
+
+    DocumentCatalog = c.code("retrieval.l0.catalog", "retrieval.catalog").DocumentCatalog  # noqa: N806
+    ChunkStore = c.code("retrieval.l1.store", "retrieval.store").ChunkStore  # noqa: N806
+    IngestionService = c.code(  # noqa: N806
+        "retrieval.writing.ingestion", "retrieval.ingestion"
+    ).IngestionService
 
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     try:
@@ -166,8 +169,8 @@ def experiments() -> dict:
     precision × batch size, seconds and tokens/s, cosine to that model's fp32."""
     import torch
 
-    from retrieval.e5_local import E5Embeddings
-    from retrieval.embeddings import SentenceTransformerEmbeddings
+    from retrieval.l1.e5_local import E5Embeddings
+    from retrieval.l1.embeddings import SentenceTransformerEmbeddings
 
     out: dict = {"torch_threads": torch.get_num_threads(), "runs": []}
     models = {

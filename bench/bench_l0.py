@@ -21,7 +21,7 @@ import time
 
 import _common as c
 
-from retrieval.l0_index import L0Entry, L0Index, naive_search
+from retrieval.l0.l0_index import L0Entry, L0Index, naive_search
 
 EN_TERMS = [
     "deadlock",

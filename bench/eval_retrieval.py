@@ -159,10 +159,10 @@ class Runner:
         self.rows: list[dict[str, Any]] = []
 
     def ask(self, case: Case, mode: str) -> dict[str, Any]:
-        from retrieval.memory import SessionMemory
+        from retrieval.lookup.memory import SessionMemory
 
         if mode == "alert":
-            from retrieval.alert_input import AlertInput
+            from retrieval.lookup.alert_input import AlertInput
 
             out = self.kb.lookup("", SessionMemory(), alert=AlertInput.parse(case.alert))
         else:
@@ -243,7 +243,7 @@ async def reindex_check(kb: Any, cases: list[Case], sample: int) -> dict[str, An
     """Left out by disabling vs really deleted: the same answers? ``sample`` runbooks are deleted
     for real one after another (on this throw-away copy of the stores), each compared on its own
     queries with the disabled run just before it."""
-    from retrieval.memory import SessionMemory
+    from retrieval.lookup.memory import SessionMemory
 
     groups: dict[str, list[Case]] = defaultdict(list)
     for case in cases:
@@ -283,7 +283,7 @@ def eval_embeddings(model: str = "") -> Any:
         cfg = cfg.model_copy(update={"model": model})
     if cfg.provider != "local":
         return None
-    from retrieval.embeddings import make_embeddings
+    from retrieval.l1.embeddings import make_embeddings
 
     return make_embeddings(cfg.model_copy(update={"precision": "fp32"}))
 

@@ -1,4 +1,4 @@
-"""Fit the calibrated relevance judge on the development eval and write ``retrieval/calibration.json``.
+"""Fit the calibrated relevance judge on the development eval and write ``retrieval/judging/calibration.json``.
 
 Input: the evidence ``eval_retrieval.py --dump`` writes — every judged document of every lookup
 asked (as typed, as a structured alert, and with its runbook left out), with its label (does it
@@ -18,7 +18,7 @@ answer the query), its split and its fold by document. Steps:
    held split with the written model (runbooks it never saw), and in-sample on the fit split.
 
     .venv/bin/python bench/eval_retrieval.py --dump /tmp/evidence.jsonl
-    .venv/bin/python bench/fit_relevance.py /tmp/evidence.jsonl [--out retrieval/calibration.json]
+    .venv/bin/python bench/fit_relevance.py /tmp/evidence.jsonl [--out retrieval/judging/calibration.json]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def load(path: Path) -> dict[Key, list[dict[str, Any]]]:
 def fit(queries: dict, keys: list, l2: float, features: Sequence[str], stack: bool = False):  # noqa: ANN201
     """The first stage on the judged documents of ``keys``; with ``stack`` the second stage on
     the first's logits and each document's margin to the best other of its lookup."""
-    from retrieval.calibration import fit_logistic, margins
+    from retrieval.judging.calibration import fit_logistic, margins
 
     rows = [r for k in keys for r in queries[k][:TRAIN_RANKS]]
     cal = fit_logistic(
@@ -81,7 +81,7 @@ def fit(queries: dict, keys: list, l2: float, features: Sequence[str], stack: bo
 def judged_top(rows: list[dict[str, Any]], model: Any, rules: bool) -> dict[str, Any]:
     """The document the judge puts first (capped documents after the others, as ``judging``
     orders them), with its probability and the rule that capped it."""
-    from retrieval.calibration import capped
+    from retrieval.judging.calibration import capped
 
     scored = []
     for r, p in zip(rows, model.probabilities([r["features"] for r in rows]), strict=True):
@@ -160,8 +160,8 @@ def place_knots(
 
 
 def level_of(r: dict[str, Any], cal: Any, key: str = "p") -> str:
-    from retrieval.calibration import capped
-    from retrieval.relevance import level_for
+    from retrieval.judging.calibration import capped
+    from retrieval.judging.relevance import level_for
 
     conf = cal.to_confidence(r["p"])  # the top's probability from the model that judged it
     if r.get("rule"):
@@ -195,7 +195,7 @@ def table(tops: list[dict[str, Any]], cal: Any, key: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    from retrieval.calibration import MODEL_FEATURES
+    from retrieval.judging.calibration import MODEL_FEATURES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("evidence", type=Path, nargs="+")

@@ -9,9 +9,9 @@ from typing import Any
 
 from graph.evidence import Evidence
 from graph.graphs import Graphs
-from graph.run_evidence import run_evidence
 from persistence import repository as repo
 from persistence.db import Database
+from runs.run_evidence import run_evidence
 
 
 def _preview_evidence(invocations: list[Any]) -> list[Evidence]:

@@ -16,9 +16,9 @@ from evals.observe import observe_session
 from evals.schema import Scenario
 from graph.context import Context
 from graph.graphs import Graphs
-from graph.runner import Runner
 from persistence.db import Database
 from persistence.models import SessionOrigin
+from runs.runner import Runner
 
 
 class ScenarioRunner:

@@ -33,8 +33,8 @@ from evals.schema import Scenario
 from evals.words import shipped_synonyms
 from evals.workspace import EvalStack, eval_stack, runbook_paths
 from graph.context import Context
-from graph.models import OFFLINE, ModelFactory
 from graph.prompts import NAMES as PROMPT_NAMES
+from llm.factory import OFFLINE, ModelFactory
 from persistence.db import Database
 from persistence.migrate import upgrade
 from persistence.models import EvalRunStatus

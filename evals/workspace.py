@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.graphs import Graphs, compile_graphs
-from graph.models import ModelFactory
+from llm.factory import ModelFactory
 from services import Services
 from settings import SHIPPED_KNOWLEDGE_DIR, Settings
 

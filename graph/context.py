@@ -68,7 +68,7 @@ class Context:
         default=1000,
         metadata=_d(
             "Tokens of knowledge map in the planner prompt: the domains the question's symptoms "
-            "touch first, the rest by name (retrieval/knowledge_map.py)."
+            "touch first, the rest by name (retrieval/lookup/knowledge_map.py)."
         ),
     )
     answer_evidence_tokens: int = field(

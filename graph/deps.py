@@ -18,7 +18,7 @@ from graph.prompts import Prompts
 
 
 class ModelSource(Protocol):
-    """Gives the chat model for one role of one run (``graph.models.ModelFactory`` in production)."""
+    """Gives the chat model for one role of one run (``llm.factory.ModelFactory`` in production)."""
 
     def for_role(self, role: str, ctx: Context | None = None) -> BaseChatModel: ...
 

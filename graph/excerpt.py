@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from retrieval.textmatch import bigrams, overlap
+from retrieval.parsing.textmatch import bigrams, overlap
 
 NUMBERED = re.compile(r"^(\d{1,3})(?:[.)]\s+|、\s*)(.+)$")
 # "- x", "* x", "+ x"; not "**bold**" (the marker needs a space after it).

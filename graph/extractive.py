@@ -17,8 +17,8 @@ from graph.evidence import Evidence
 from graph.excerpt import as_markdown, quote, select
 from graph.intent import Intent, intents
 from graph.runbook_answer import ANSWERING, REFERENCE, document_part, not_found, reference_caveat
-from retrieval.terms import query_terms
-from retrieval.textmatch import bigrams, overlap
+from retrieval.parsing.terms import query_terms
+from retrieval.parsing.textmatch import bigrams, overlap
 
 Reader = Callable[[str], "tuple[str, str] | None"]  # path → (title, Markdown body)
 ANSWER_CHARS = 3600  # all runbook parts together; each gets its share, at least PART_CHARS

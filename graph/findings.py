@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph.evidence import Evidence
-from retrieval.textmatch import bigrams, overlap
+from retrieval.parsing.textmatch import bigrams, overlap
 from telemetry.tokens import estimate_tokens
 
 CONFIDENT = {"PRECISE", "HIGHLY_RELEVANT"}

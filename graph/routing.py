@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Literal
 
-from retrieval.entities import technologies_in
-from retrieval.terms import query_terms
-from retrieval.textnorm import code_tokens
+from retrieval.judging.entities import technologies_in
+from retrieval.parsing.terms import query_terms
+from retrieval.parsing.textnorm import code_tokens
 
 Complexity = Literal["simple", "complex"]
 _PARTS = re.compile(r"[？?；;]|以及|并且|同时|另外|还有|分别|\band also\b|\bas well as\b", re.I)
@@ -94,7 +94,7 @@ def symptoms(question: str) -> list[str]:
     """The distinct symptoms a question reports, each with the clauses that elaborate it, in the
     question's order; ``[question]`` when it reports one.
 
-    Freer than the lookup's aspect split (``retrieval.aspects``): a clause that reports something
+    Freer than the lookup's aspect split (``retrieval.lookup.aspects``): a clause that reports something
     *in addition* (a joining word, 又/也/还 before a verb, ``also``/``and``) or names another product
     or code starts a symptom. A false split costs the planner one extra lookup; a missed one loses a
     symptom's runbook. Questions about what came before (``怎么处理``) join the last symptom."""

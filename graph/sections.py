@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from graph.intent import Intent
-from retrieval.textmatch import bigrams, overlap
+from retrieval.parsing.textmatch import bigrams, overlap
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")

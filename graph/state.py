@@ -21,7 +21,7 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
 from graph.routing import Complexity
-from retrieval.memory import merge_retrieved
+from retrieval.lookup.memory import merge_retrieved
 
 Flow = Literal["CHAT", "AI_OPS"]
 

@@ -61,7 +61,7 @@ async def _sessions(settings: Settings, args: argparse.Namespace) -> int:
     if held_by_server(settings):
         return await asyncio.to_thread(_served_replay, settings, args)
 
-    from graph.replay import StoreNotOpen
+    from runs.replay import StoreNotOpen
     from services import Services
 
     services = await Services.start(settings)

@@ -196,7 +196,7 @@ class ApiDocument(SQLModel, table=True):
     )
     content_hash: str | None = Field(default=None, max_length=64)
     file_size: int = Field(default=0, nullable=False)
-    # The seed's document fields (``retrieval/doc_fields.py``): what the runbook is about and the
+    # The seed's document fields (``retrieval/parsing/doc_fields.py``): what the runbook is about and the
     # chunking it was indexed with (in the embedding model's tokens).
     fault_source: str | None = Field(default=None, max_length=128)
     api_name: str | None = Field(default=None, max_length=255)

@@ -15,8 +15,8 @@ from typing import Any
 
 from persistence.db import Database
 from persistence.migrate import upgrade
-from retrieval.collection_model import EmbeddingMismatch
 from retrieval.knowledge import KnowledgeBase
+from retrieval.l1.collection_model import EmbeddingMismatch
 from retrieval.served import (
     Served,
     ServerRefused,

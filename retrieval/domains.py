@@ -25,9 +25,9 @@ from pydantic import BaseModel, Field
 from persistence import repository as repo
 from persistence.db import Database
 from persistence.models import KnowledgeDomain
-from retrieval.catalog import DocInfo, DocumentCatalog
-from retrieval.documents import ParsedDocument, section_titles
-from retrieval.knowledge_map import DEFAULT_BUDGET, budgeted_map, rank_documents
+from retrieval.l0.catalog import DocInfo, DocumentCatalog
+from retrieval.lookup.knowledge_map import DEFAULT_BUDGET, budgeted_map, rank_documents
+from retrieval.parsing.documents import ParsedDocument, section_titles
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ class DomainService:
 
     async def knowledge_map(self, focus: Sequence[str] = (), budget: int | None = None) -> str:
         """The planner's map: with ``focus`` (the question's symptoms) or a ``budget``, the
-        domains the symptoms touch first, within ``budget`` tokens (``retrieval.knowledge_map``);
+        domains the symptoms touch first, within ``budget`` tokens (``retrieval.lookup.knowledge_map``);
         with neither, every document (the full map)."""
         when = {r.name: r.when_to_retrieve or "" for r in await self.rows()}
         categories = self.catalog.categories()

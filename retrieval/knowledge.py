@@ -10,23 +10,23 @@ from typing import Any
 
 from persistence import document_repository as docs_repo
 from persistence.db import Database
-from retrieval import failures
-from retrieval.alert_input import AlertInput
-from retrieval.catalog import DocInfo, DocumentCatalog
-from retrieval.catalog_loader import CatalogLoader
-from retrieval.documents import parse_document
-from retrieval.embeddings import CachedEmbeddings, make_embeddings
-from retrieval.errors import MilvusFileInUse
-from retrieval.first_import import FirstImport
-from retrieval.ingestion import ChangeHook, Enricher, ImportReport, IngestionService
-from retrieval.lookup import LookupConfig, LookupOutcome, LookupService
-from retrieval.memory import SessionMemory
-from retrieval.milvus_lite import in_use_by_another_server, in_use_message
-from retrieval.progress import Progress
-from retrieval.readability import make_readability
-from retrieval.recovery import KnowledgeRecovery
-from retrieval.seed import seed_knowledge
-from retrieval.store import ChunkStore, StoreUnavailable
+from retrieval.l0.catalog import DocInfo, DocumentCatalog
+from retrieval.l1.embeddings import CachedEmbeddings, make_embeddings
+from retrieval.l1.milvus_lite import in_use_by_another_server, in_use_message
+from retrieval.l1.readability import make_readability
+from retrieval.l1.store import ChunkStore, StoreUnavailable
+from retrieval.lookup.alert_input import AlertInput
+from retrieval.lookup.first_import import FirstImport
+from retrieval.lookup.memory import SessionMemory
+from retrieval.lookup.service import LookupConfig, LookupOutcome, LookupService
+from retrieval.parsing.documents import parse_document
+from retrieval.repair.catalog_loader import CatalogLoader
+from retrieval.repair.recovery import KnowledgeRecovery
+from retrieval.writing import failures
+from retrieval.writing.errors import MilvusFileInUse
+from retrieval.writing.ingestion import ChangeHook, Enricher, ImportReport, IngestionService
+from retrieval.writing.progress import Progress
+from retrieval.writing.seed import seed_knowledge
 from settings import KNOWLEDGE_SUBDIR, SHIPPED_KNOWLEDGE_DIR, Settings
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from retrieval.milvus_lite import held_elsewhere
+from retrieval.l1.milvus_lite import held_elsewhere
 from settings import Settings
 
 

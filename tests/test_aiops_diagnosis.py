@@ -14,7 +14,7 @@ from graph.evidence import Evidence
 from graph.ledger import Ledger, parse_block
 from graph.report import build_report, report_language
 from graph.rules import step_settled
-from retrieval.runbook_reader import runbook_reader
+from retrieval.lookup.runbook_reader import runbook_reader
 from tests.support.paths import ROOT
 
 KB = ROOT / "knowledge_base"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.alert_input import AlertError, AlertInput, strip_context
-from retrieval.query_input import prepare
-from retrieval.terms import query_terms
+from retrieval.lookup.alert_input import AlertError, AlertInput, strip_context
+from retrieval.lookup.query_input import prepare
+from retrieval.parsing.terms import query_terms
 
 KNOWN = {"502", "504", "137", "redis", "utf-8"}
 

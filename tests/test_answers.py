@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from graph.evidence import Evidence
 from graph.excerpt import as_markdown, parse, quote, select
 from graph.extractive import extractive_answer
-from graph.offline.followup import earlier_questions, with_subject
 from graph.report import build_report
+from llm.offline.followup import earlier_questions, with_subject
 from tests.support.paths import ROOT
 
 RUNBOOKS = ROOT / "knowledge_base"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.aspect_results import combine
-from retrieval.aspects import split_aspects
-from retrieval.fusion import DocHit
-from retrieval.judging import Judged
-from retrieval.relevance import RelevanceLevel as L
+from retrieval.judging.judge import Judged
+from retrieval.judging.relevance import RelevanceLevel as L
+from retrieval.l1.fusion import DocHit
+from retrieval.lookup.aspect_results import combine
+from retrieval.lookup.aspects import split_aspects
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from retrieval.seed import seed_knowledge
-from retrieval.uploads import remove_file
+from retrieval.writing.seed import seed_knowledge
+from retrieval.writing.uploads import remove_file
 from tests.support.kb import build_kb, kb_settings
 from tests.support.threaded_server import ThreadedServer
 

@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from retrieval.calibration import FEATURES, Calibration, evidence, fit_logistic
-from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit, fuse_documents
-from retrieval.judging import judge_documents
-from retrieval.relevance import RelevanceLevel, Thresholds
+from retrieval.judging.calibration import FEATURES, Calibration, evidence, fit_logistic
+from retrieval.judging.judge import judge_documents
+from retrieval.judging.relevance import RelevanceLevel, Thresholds
+from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit, fuse_documents
 
 
 def _hit(pk: str, path: str, score: float, text: str, distance: float) -> RouteHit:
@@ -75,7 +75,7 @@ def test_confidence_map_is_monotone_and_places_the_thresholds() -> None:
 
 def test_the_shipped_calibration_loads_and_separates_evidence() -> None:
     cal = Calibration.load()
-    assert cal.features and cal.knots, "retrieval/calibration.json must be a fitted judge"
+    assert cal.features and cal.knots, "retrieval/judging/calibration.json must be a fitted judge"
     assert cal.fitted_on.get("queries", 0) >= 200
     # a document both routes put first by a wide margin, holding every term of the question...
     strong = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval.chunking import BREADCRUMB_BYTES, TEXT_FIELD_BYTES, chunk_document, fit_bytes
+from retrieval.parsing.chunking import BREADCRUMB_BYTES, TEXT_FIELD_BYTES, chunk_document, fit_bytes
 from tests.support.hostile import isolated_client
 
 NESTED = "# 深层列表\n\n" + "\n".join("  " * i + f"- 第{i}项 check" for i in range(1500))

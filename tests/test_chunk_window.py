@@ -2,8 +2,8 @@
 
 import pytest
 
-from retrieval.chunking import chunk_document, with_card
-from retrieval.documents import parse_document
+from retrieval.parsing.chunking import chunk_document, with_card
+from retrieval.parsing.documents import parse_document
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow  # chunks and embeds the whole shipped knowledge base
@@ -47,7 +47,7 @@ def test_every_indexed_chunk_fits_minilms_window(minilm) -> None:
 
 
 def test_no_truncation_warning_when_the_sample_kb_is_chunked_and_embedded(caplog) -> None:
-    from retrieval.embeddings import SentenceTransformerEmbeddings
+    from retrieval.l1.embeddings import SentenceTransformerEmbeddings
 
     fresh = SentenceTransformerEmbeddings()  # transformers warns once per tokenizer: a new one
     texts = []

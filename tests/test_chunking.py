@@ -2,7 +2,7 @@
 
 import re
 
-from retrieval.chunking import chunk_document, split_sections
+from retrieval.parsing.chunking import chunk_document, split_sections
 
 
 def count(text: str) -> int:

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from graph.timing import StepTimer
 from persistence import repository as repo
 from persistence.db import Database
+from runs.timing import StepTimer
 from tests.support.payloads import sse_events
 
 QUERY = "database connection pool timeout"

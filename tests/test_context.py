@@ -12,8 +12,8 @@ from langchain_core.messages import ToolMessage
 from graph.context import Context
 from graph.graphs import compile_graphs
 from graph.state import run_input
-from retrieval.lookup import LookupConfig
-from retrieval.relevance import Thresholds
+from retrieval.judging.relevance import Thresholds
+from retrieval.lookup.service import LookupConfig
 from tests.support.scripted_model import ScriptedFactory, ScriptedModel
 from tools.knowledge import run_config
 

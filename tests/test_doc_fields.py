@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from persistence.models import ApiDocument, DocumentStatus
-from retrieval.consistency import audit
-from retrieval.doc_fields import DocFields, chunking_problem
-from retrieval.documents import DocumentError, parse_document
+from retrieval.parsing.doc_fields import DocFields, chunking_problem
+from retrieval.parsing.documents import DocumentError, parse_document
+from retrieval.repair.consistency import audit
 
 FRONT = b"""---
 title: Kafka lag
@@ -69,7 +69,7 @@ def test_chunk_ranges_follow_the_model_window(size, overlap, problem) -> None:  
 
 
 def test_sizes_above_the_window_are_capped_with_a_warning_naming_both_numbers() -> None:
-    from retrieval.doc_fields import chunking_warnings
+    from retrieval.parsing.doc_fields import chunking_warnings
 
     (size,) = chunking_warnings(500, 50, default_size=500, window=254)
     assert "chunkSize 500" in size and "254-token window" in size

@@ -2,7 +2,7 @@
 
 import pytest
 
-from retrieval.documents import DocumentError, parse_document
+from retrieval.parsing.documents import DocumentError, parse_document
 
 FULL = """---
 title: Redis 配置

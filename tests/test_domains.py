@@ -9,7 +9,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from graph.prompts import NAMES, PromptError, load_prompts
-from retrieval.documents import parse_document
+from retrieval.parsing.documents import parse_document
 from settings import SHIPPED_PROMPTS_DIR
 from tests.support.kb import started_services
 

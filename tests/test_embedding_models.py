@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.collection_model import EmbeddingMismatch
-from retrieval.embeddings import OpenAICompatibleEmbeddings
+from retrieval.l1.collection_model import EmbeddingMismatch
+from retrieval.l1.embeddings import OpenAICompatibleEmbeddings
 from tests.support.embeddings_stub import StubEmbeddings
 from tests.support.kb import build_kb, kb_settings
 
@@ -96,8 +96,8 @@ async def test_another_model_stops_start_up_and_reindex_switches(
 
 
 def test_settings_choose_the_local_model_by_name() -> None:
-    from retrieval.e5_local import E5Embeddings
-    from retrieval.embeddings import SentenceTransformerEmbeddings, make_embeddings
+    from retrieval.l1.e5_local import E5Embeddings
+    from retrieval.l1.embeddings import SentenceTransformerEmbeddings, make_embeddings
     from settings import EmbeddingSettings
 
     default = make_embeddings(EmbeddingSettings())
@@ -112,7 +112,7 @@ def test_settings_choose_the_local_model_by_name() -> None:
 async def test_minilm_still_serves_and_its_collection_is_refused_by_the_default(
     tmp_path: Path, embeddings, minilm
 ) -> None:
-    from retrieval import collection_model
+    from retrieval.l1 import collection_model
 
     english = await build_kb(kb_settings(tmp_path), minilm)
     try:

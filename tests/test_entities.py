@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.calibration import OTHER_TECHNOLOGY, SIBLING_ALERT, capped
-from retrieval.entities import is_alert_name, missing_in, query_entities, technologies_in
-from retrieval.relevance import RelevanceLevel, level_for
-from retrieval.terms import document_terms
+from retrieval.judging.calibration import OTHER_TECHNOLOGY, SIBLING_ALERT, capped
+from retrieval.judging.entities import is_alert_name, missing_in, query_entities, technologies_in
+from retrieval.judging.relevance import RelevanceLevel, level_for
+from retrieval.parsing.terms import document_terms
 
 
 @pytest.mark.parametrize(
@@ -84,8 +84,8 @@ def test_rules_cap_the_level() -> None:
 
 
 def _l0_only(*docs):  # noqa: ANN001, ANN202
-    from retrieval.catalog import DocumentCatalog
-    from retrieval.lookup import LookupService
+    from retrieval.l0.catalog import DocumentCatalog
+    from retrieval.lookup.service import LookupService
 
     catalog = DocumentCatalog()
     catalog.replace_all(docs)
@@ -93,8 +93,8 @@ def _l0_only(*docs):  # noqa: ANN001, ANN202
 
 
 def test_a_keyword_hit_on_a_sibling_alerts_runbook_is_not_precise() -> None:
-    from retrieval.alert_input import AlertInput
-    from retrieval.catalog import DocInfo
+    from retrieval.l0.catalog import DocInfo
+    from retrieval.lookup.alert_input import AlertInput
 
     body = "KubeHpaMaxedOut: the HPA runs at its maximum replicas; raise maxReplicas"
     hpa = DocInfo(

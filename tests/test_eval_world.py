@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from graph.context import Context
-from graph.run_evidence import run_evidence
+from runs.run_evidence import run_evidence
 from tools.world import World
 
 WORLD = {

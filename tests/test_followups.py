@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from graph.replay import divergence
 from persistence import repository as repo
+from runs.replay import divergence
 
 QUESTION = "ERR_TIMEOUT 是什么意思？"
 FOLLOW_UP = "那收到它之后可以直接重试吗？"

@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from retrieval.documents import DocumentError, parse_document
+from retrieval.parsing.documents import DocumentError, parse_document
 from tests.support.hostile import alias_bomb
 
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b|Traceback")

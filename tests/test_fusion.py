@@ -1,6 +1,6 @@
 """Fusion by document, pure: a runbook that fills the top chunks counts once."""
 
-from retrieval.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, RouteHit, fuse_documents, rrf
+from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, L0_ROUTE, RouteHit, fuse_documents, rrf
 
 
 def hit(pk: str, path: str, score: float, **fields: object) -> RouteHit:

@@ -12,8 +12,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from api.routes.gaps import _fill
-from graph.models import ModelFactory
 from graph.prompts import load_prompts
+from llm.factory import ModelFactory
 from persistence import gaps
 from tests.support.kb import kb_settings
 from tests.support.paths import ROOT

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from persistence import gaps
-from retrieval import frontmatter
+from retrieval.parsing import frontmatter
 
 
 def parse_frontmatter(text: str) -> tuple[dict, str]:

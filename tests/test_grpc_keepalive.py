@@ -3,7 +3,7 @@
 pymilvus pings every 10 s even when idle; Milvus Lite's gRPC server tolerates a ping without data
 once per 5 minutes, two strikes, then sends GOAWAY (ENHANCE_YOUR_CALM), which gRPC logs at error
 level and answers by reconnecting. The store turns keepalive off for the in-process Milvus Lite
-(``retrieval/store.py``). A control run with pymilvus' own options shows the lines do appear.
+(``retrieval/l1/store.py``). A control run with pymilvus' own options shows the lines do appear.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ IDLE_S = 120  # measured: the GOAWAY comes 60-80 s into an idle spell with pymil
 SCRIPT = """
 import sys, time
 from langchain_core.embeddings import Embeddings
-from retrieval import store as store_module
-from retrieval.chunking import Chunk
+from retrieval.l1 import store as store_module
+from retrieval.parsing.chunking import Chunk
 
 class Unit(Embeddings):
     def embed_documents(self, texts):

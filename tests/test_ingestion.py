@@ -6,7 +6,12 @@ import pytest
 import sqlalchemy as sa
 
 from persistence.models import ApiDocument
-from retrieval.errors import DocumentExists, FileTooLarge, InvalidUpload, UnsupportedFileType
+from retrieval.writing.errors import (
+    DocumentExists,
+    FileTooLarge,
+    InvalidUpload,
+    UnsupportedFileType,
+)
 from tests.support.kb import started_kb
 
 

@@ -17,7 +17,7 @@ from graph.extractive import extractive_answer
 from graph.intent import Intent, detect, intents
 from graph.sections import parse, pick
 from persistence.evaluation import Call, evidence_score
-from retrieval.documents import parse_document
+from retrieval.parsing.documents import parse_document
 from tests.support.paths import ROOT
 
 RUNBOOKS = ROOT / "knowledge_base"

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from retrieval.fusion import fuse_documents
-from retrieval.lookup import DedupReason
-from retrieval.memory import SessionMemory
+from retrieval.l1.fusion import fuse_documents
+from retrieval.lookup.memory import SessionMemory
+from retrieval.lookup.service import DedupReason
 from tests.support.kb import started_kb
 from tests.support.payloads import all_keys
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from persistence import document_repository as docs_repo
 from persistence.models import ApiDocument, DocumentStatus
-from retrieval.chunking import Chunk
-from retrieval.consistency import audit
-from retrieval.recovery import INTERRUPTED
+from retrieval.parsing.chunking import Chunk
+from retrieval.repair.consistency import audit
+from retrieval.repair.recovery import INTERRUPTED
 from tests.support.kb import build_kb, kb_settings, started_kb
 from tests.support.processes import free_port
 

@@ -1,6 +1,6 @@
 """L0 keyword index, pure."""
 
-from retrieval.l0_index import L0Entry, L0Index, naive_search
+from retrieval.l0.l0_index import L0Entry, L0Index, naive_search
 
 PAY = L0Entry(
     "p",

@@ -1,5 +1,5 @@
-"""Imports go one way: entry points → api → evals → services → graph → tools → retrieval →
-persistence → settings.
+"""Imports go one way: entry points → api → evals → services → runs → llm → graph → tools →
+retrieval → persistence → settings; inside ``retrieval/`` its rooms go one way too (``ROOMS``).
 
 Every import in every product module counts — module-level, inside functions and under
 ``TYPE_CHECKING`` (a type-only import is still a cycle a reader has to untangle). Only the CLIs
@@ -25,19 +25,32 @@ RANK = {
     "persistence": 1,
     "retrieval": 2,
     "tools": 3,
-    "graph": 4,
-    "services": 5,
+    "graph": 4,  # pure LangGraph: state, nodes, routing, answers; no persistence
+    "llm": 5,  # the chat-model factory and the offline model it serves (which reads graph/ answers)
+    "runs": 6,  # a run's lifecycle: start, stream, record, score, resume, replay
+    "services": 7,
     # The incident eval suite drives the whole system (services and below); the API reads its
     # scenario schema and exports cases through it, so it sits between the two.
-    "evals": 6,
-    "api": 7,
-    "server": 8,
-    "studio": 8,
+    "evals": 8,
+    "api": 9,
+    "server": 10,
+    "studio": 10,
 }
+# The rooms of retrieval/, lowest first; a module at the package's top (wiring, CLI) may import any.
+ROOMS = {
+    "parsing": 0,  # frontmatter, documents, chunks, text forms
+    "l0": 1,  # exact keywords and the document catalog
+    "l1": 1,  # embeddings and the vector store
+    "judging": 2,  # relevance levels and the calibrated judge
+    "lookup": 3,  # one lookup: input, routes, judge, memory, payload
+    "writing": 3,  # the only writer: import, upload, enable, seed
+    "repair": 4,  # reading the stores back and mending them
+}
+MAX_ROOM_SHARE = 0.20  # no room (package, or a room of retrieval/) holds more of the code
 CLI = "__main__.py"
 # Only the model factory may reach the offline model; the nodes must not run on its heuristics.
-OFFLINE = "graph.offline"
-OFFLINE_ALLOWED = {"graph/models.py"}
+OFFLINE = "llm.offline"
+OFFLINE_ALLOWED = {"llm/factory.py"}
 SQL = {"sqlalchemy", "sqlmodel"}  # only persistence/ speaks to the database
 MAX_LINES = 450
 
@@ -124,7 +137,7 @@ def test_only_the_model_factory_reaches_the_offline_model() -> None:
     offenders = []
     for path in product_files():
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("graph/offline/") or rel in OFFLINE_ALLOWED:
+        if rel.startswith("llm/offline/") or rel in OFFLINE_ALLOWED:
             continue
         hits = [m for m in imported_modules(path) if m == OFFLINE or m.startswith(OFFLINE + ".")]
         offenders += [f"{rel} imports {m}" for m in hits]
@@ -140,6 +153,72 @@ def test_the_walker_sees_type_checking_and_function_level_imports() -> None:
     )
     found = set(imports_in(source, ("graph", "offline")))
     assert {"services", "server", "graph.offline", "graph.tools"} <= found
+
+
+def room_of(path: Path) -> str:
+    """``retrieval/l1/store.py`` → ``retrieval.l1``; ``graph/diagnosis/x.py`` → ``graph``."""
+    parts = path.relative_to(ROOT).parts
+    top = parts[0].removesuffix(".py")
+    if top == "retrieval" and len(parts) > 2:
+        return f"retrieval.{parts[1]}"
+    return top
+
+
+def room_edges() -> dict[tuple[str, str], set[str]]:
+    """(room, room) → files, between the rooms of retrieval/."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for path in sorted((ROOT / "retrieval").rglob("*.py")):
+        source = room_of(path)
+        for module in imported_modules(path):
+            parts = module.split(".")
+            if parts[0] == "retrieval" and len(parts) > 2 and parts[1] in ROOMS:
+                target = f"retrieval.{parts[1]}"
+                if target != source:
+                    found[(source, target)].add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_retrieval_rooms_import_one_way() -> None:
+    unknown = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "retrieval").iterdir()
+        if p.is_dir() and p.name != "__pycache__" and p.name not in ROOMS
+    )
+    assert not unknown, f"retrieval/ has rooms the layer rule does not rank: {unknown}"
+    against = [
+        f"{file}: {source} imports {target}"
+        for (source, target), files in sorted(room_edges().items())
+        if source != "retrieval"  # the package's top (wiring, CLI) may import every room
+        and ROOMS[target.split(".")[1]] >= ROOMS[source.split(".")[1]]
+        for file in sorted(files)
+    ]
+    # Rooms of one rank stay apart too (l0 and l1; lookup and writing): neither builds on the other.
+    assert not against, "retrieval rooms import against their order:\n" + "\n".join(against)
+
+
+def test_graph_holds_no_persistence() -> None:
+    # graph/ is pure LangGraph; runs/ records what it does.
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()} imports {m}"
+        for path in sorted((ROOT / "graph").rglob("*.py"))
+        for m in imported_modules(path)
+        if m.split(".")[0] in ("persistence", "runs", "services", *SQL)
+    ]
+    assert not offenders, "graph/ reaches persistence:\n" + "\n".join(offenders)
+
+
+def room_sizes() -> dict[str, int]:
+    sizes: dict[str, int] = defaultdict(int)
+    for path in product_files():
+        sizes[room_of(path)] += len(path.read_text(encoding="utf-8").splitlines())
+    return dict(sizes)
+
+
+def test_no_room_holds_more_than_a_fifth_of_the_code() -> None:
+    sizes = room_sizes()
+    total = sum(sizes.values())
+    big = {room: f"{n / total:.0%}" for room, n in sizes.items() if n > MAX_ROOM_SHARE * total}
+    assert not big, f"rooms over {MAX_ROOM_SHARE:.0%} of {total} lines: {big}"
 
 
 def test_retrieval_leaves_sql_to_persistence() -> None:
@@ -166,6 +245,14 @@ def main() -> None:
     for (source, target), files in sorted(edges().items(), key=lambda e: (-RANK[e[0][0]], e[0])):
         mark = "  UPWARD" if RANK[target] > RANK[source] else ""
         print(f"{source} -> {target}{mark}: {', '.join(sorted(files))}")
+    print()
+    for (source, target), files in sorted(room_edges().items()):
+        print(f"{source} -> {target}: {', '.join(sorted(files))}")
+    sizes = room_sizes()
+    total = sum(sizes.values())
+    print(f"\nrooms ({total} lines):")
+    for room, n in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        print(f"  {room:<20} {n:>6}  {n / total:.1%}")
 
 
 if __name__ == "__main__":

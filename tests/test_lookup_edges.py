@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from retrieval.memory import SessionMemory
+from retrieval.lookup.memory import SessionMemory
 from tests.support.kb import started_kb
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.alert_input import AlertInput
+from retrieval.lookup.alert_input import AlertInput
 from tests.support.e5_server import start_e5
 from tests.support.kb import build_kb, kb_settings
 from tests.support.paths import ROOT
@@ -142,7 +142,7 @@ async def test_a_rendered_alert_payload_finds_its_runbook(fixture_kb) -> None:
 def test_queries_and_passages_go_under_their_own_model_names(e5) -> None:
     import numpy as np
 
-    from retrieval.embeddings import OpenAICompatibleEmbeddings
+    from retrieval.l1.embeddings import OpenAICompatibleEmbeddings
 
     text = "Redis 内存快满了"
     both = OpenAICompatibleEmbeddings(

@@ -2,8 +2,8 @@
 
 import threading
 
-from retrieval.fusion import RouteHit, rrf
-from retrieval.memory import SessionMemory, merge_retrieved
+from retrieval.l1.fusion import RouteHit, rrf
+from retrieval.lookup.memory import SessionMemory, merge_retrieved
 
 
 def test_fs3_acceptance() -> None:

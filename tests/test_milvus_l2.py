@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from retrieval.chunking import Chunk
-from retrieval.relevance import similarity
-from retrieval.store import ChunkStore
+from retrieval.judging.relevance import similarity
+from retrieval.l1.store import ChunkStore
+from retrieval.parsing.chunking import Chunk
 
 A = [1.0, 0.0, 0.0, 0.0]
 B = [0.6, 0.8, 0.0, 0.0]  # unit vector, cos(A, B) = 0.6, |A-B| = sqrt(0.8)

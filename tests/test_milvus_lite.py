@@ -1,4 +1,4 @@
-"""The Milvus Lite internals ``retrieval/milvus_lite.py`` drives (pinned: milvus-lite 3.2.2).
+"""The Milvus Lite internals ``retrieval/l1/milvus_lite.py`` drives (pinned: milvus-lite 3.2.2).
 
 Milvus Lite has no public manual compaction; the store merges segments after every write batch so
 BM25 scores with one set of statistics. If an upgrade moves those internals, merging silently stops
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from retrieval.chunking import Chunk
-from retrieval.milvus_lite import merge_segments
-from retrieval.store import ChunkStore
+from retrieval.l1.milvus_lite import merge_segments
+from retrieval.l1.store import ChunkStore
+from retrieval.parsing.chunking import Chunk
 
 
 class Unit(Embeddings):
@@ -33,7 +33,7 @@ def _data_files(uri: str, collection: str) -> int:
 
 
 def test_the_pinned_version_is_installed() -> None:
-    assert version("milvus-lite") == "3.2.2", "retrieval/milvus_lite.py was written for 3.2.2"
+    assert version("milvus-lite") == "3.2.2", "retrieval/l1/milvus_lite.py was written for 3.2.2"
 
 
 def test_segments_written_in_separate_batches_merge_into_one(tmp_path: Path) -> None:

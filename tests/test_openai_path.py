@@ -12,8 +12,8 @@ from langchain_openai import ChatOpenAI
 
 from graph.context import Context
 from graph.graphs import compile_graphs
-from graph.models import ModelFactory
 from graph.state import run_input
+from llm.factory import ModelFactory
 from settings import load_settings
 from tests.support.openai_stub import StubLLM
 from tests.support.spies import ModelInputs

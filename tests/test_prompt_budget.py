@@ -16,12 +16,12 @@ from langchain_core.messages import AIMessage
 
 from graph.context import Context
 from graph.findings import answer_evidence, distil
-from graph.offline.text import estimate_tokens
 from graph.routing import classify, symptoms
 from graph.state import run_input
-from retrieval.catalog import DocInfo
+from llm.offline.text import estimate_tokens
 from retrieval.domains import knowledge_map_yaml
-from retrieval.knowledge_map import budgeted_map, rank_documents
+from retrieval.l0.catalog import DocInfo
+from retrieval.lookup.knowledge_map import budgeted_map, rank_documents
 from tests.support.kb import started_services
 from tests.support.paths import ROOT
 from tests.support.spies import ModelInputs

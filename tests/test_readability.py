@@ -2,7 +2,7 @@
 
 import pytest
 
-from retrieval.readability import ScriptReadability, TokenizerReadability, vocabulary_scripts
+from retrieval.l1.readability import ScriptReadability, TokenizerReadability, vocabulary_scripts
 
 
 def test_script_readability_for_hosted_models() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from retrieval.collection_model import EmbeddingMismatch
+from retrieval.l1.collection_model import EmbeddingMismatch
 from tests.support.kb import build_kb, kb_settings
 from tests.support.paths import fixture_docs
 
@@ -46,9 +46,9 @@ class CountingEmbeddings(Embeddings):
 @pytest.fixture(autouse=True)
 def _no_shipped_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fixture runbooks are copies of shipped ones, whose vectors ship with the code
-    # (retrieval/sample_vectors.py) and would serve every chunk first. This file is about the
+    # (retrieval/l1/sample_vectors.py) and would serve every chunk first. This file is about the
     # vectors the collection itself holds, so the shipped ones are left out.
-    from retrieval import sample_vectors
+    from retrieval.l1 import sample_vectors
 
     monkeypatch.setattr(sample_vectors, "load", lambda *a, **k: {})
 

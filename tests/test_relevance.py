@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.relevance import COMPLETENESS_HINTS, RelevanceLevel, Thresholds, judge, similarity
+from retrieval.judging.relevance import (
+    COMPLETENESS_HINTS,
+    RelevanceLevel,
+    Thresholds,
+    judge,
+    similarity,
+)
 from settings import load_settings
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval import sample_vectors
+from retrieval.l1 import sample_vectors
 from tests.support.kb import build_kb, kb_settings
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow  # imports the 30 shipped runbooks
 
-REGENERATE = "shipped vectors are stale: run `python -m retrieval.sample_vectors`"
+REGENERATE = "shipped vectors are stale: run `python -m retrieval.l1.sample_vectors`"
 
 
 async def test_a_first_start_of_the_shipped_base_embeds_nothing(tmp_path: Path, embeddings) -> None:

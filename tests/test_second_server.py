@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.errors import MilvusFileInUse
+from retrieval.writing.errors import MilvusFileInUse
 from tests.support.kb import kb_settings
 
 HOLD = """

@@ -10,14 +10,14 @@ import pytest
 import sqlalchemy as sa
 
 from graph.context import Context
-from graph.models import ModelFactory
 from graph.prompts import Prompts
-from graph.replay import Replayer
-from graph.runner import Runner
+from llm.factory import ModelFactory
 from persistence import repository as repo
 from persistence.evaluation import Call, evidence_score
 from persistence.feedback import FeedbackError, SessionNotFound, submit_feedback
 from persistence.models import CaseLibrary
+from runs.replay import Replayer
+from runs.runner import Runner
 from tests.support.kb import started_services
 from tests.support.scripted_model import VARIANTS, ScriptedFactory, ScriptedModel
 from tests.support.spies import ModelInputs

@@ -10,8 +10,8 @@ import pytest
 
 from graph.context import Context
 from graph.graphs import compile_graphs
-from graph.models import ModelFactory
-from graph.offline.text import estimate_tokens
+from llm.factory import ModelFactory
+from llm.offline.text import estimate_tokens
 from persistence import repository as repo
 from settings import load_settings
 from tests.support.openai_stub import StubLLM

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from retrieval.uploads import RESERVE_BYTES
+from retrieval.writing.uploads import RESERVE_BYTES
 from tests.support.hostile import CLASS_NAME, assert_error, document_rows, isolated_client, kb_files
 from tests.support.processes import free_port, start_server
 

@@ -18,10 +18,10 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
-from retrieval.alert_input import AlertError, AlertInput
 from retrieval.knowledge import KnowledgeBase
-from retrieval.lookup import LookupConfig
-from retrieval.memory import SessionMemory
+from retrieval.lookup.alert_input import AlertError, AlertInput
+from retrieval.lookup.memory import SessionMemory
+from retrieval.lookup.service import LookupConfig
 
 DESCRIPTION = (
     "Search the SRE knowledge base (runbooks) for a question or keywords. Returns found, primary "

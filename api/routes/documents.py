@@ -24,9 +24,9 @@ from api.schemas import (
 )
 from persistence import document_repository as docs_repo
 from persistence.models import DocumentStatus
-from retrieval import failures
-from retrieval.doc_fields import MAX_LENGTHS, DocFields, clean_text
-from retrieval.enablement import set_enabled
+from retrieval.parsing.doc_fields import MAX_LENGTHS, DocFields, clean_text
+from retrieval.writing import failures
+from retrieval.writing.enablement import set_enabled
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/documents", tags=["documents"], dependencies=Guarded)

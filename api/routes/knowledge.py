@@ -16,8 +16,8 @@ from api.deps import Guarded, JsonBody, ServicesDep
 from api.errors import ApiError, responses
 from api.jobs import JobRegistry
 from api.schemas import DomainOut, JobOut, LookupRequest, camelize
-from retrieval import overrides
-from retrieval.alert_input import AlertInput
+from retrieval.lookup import overrides
+from retrieval.lookup.alert_input import AlertInput
 
 router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
 ERRORS = responses(401, 403, 404, 409, 415, 422, 503)

@@ -18,9 +18,9 @@ from api.schemas import (
     SessionTraceOut,
     camelize,
 )
-from graph.replay import StoreNotOpen
 from persistence import repository as repo
 from persistence.leases import SessionBusy
+from runs.replay import StoreNotOpen
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], dependencies=Guarded)
 ERRORS = responses(400, 401, 403, 404, 415, 422, 503)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from retrieval.e5_local import E5Embeddings
-from retrieval.embeddings import SentenceTransformerEmbeddings
+from retrieval.l1.e5_local import E5Embeddings
+from retrieval.l1.embeddings import SentenceTransformerEmbeddings
 
 
 class _RememberedDocuments:

@@ -17,7 +17,7 @@ from tests.support.paths import FIXTURE_KB, fixture_docs
 
 if TYPE_CHECKING:
     from retrieval.knowledge import KnowledgeBase
-    from retrieval.uploads import ImportReport
+    from retrieval.writing.uploads import ImportReport
     from services import Services
     from settings import Settings
 

@@ -18,8 +18,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graph.offline.roles import respond
-from graph.offline.text import estimate_tokens
+from llm.offline.roles import respond
+from llm.offline.text import estimate_tokens
 from tests.support.threaded_server import ThreadedServer
 
 ROLE_BY_TOOL = {

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graph.offline.text import estimate_tokens
+from llm.offline.text import estimate_tokens
 
 # Twenty keyword variants, nearly all about the three infrastructure runbooks.
 VARIANTS = [

@@ -1,0 +1,199 @@
+"""In-memory catalog of indexed documents: the L0 index plus what a lookup shows about a document.
+
+Built from ``api_document`` rows at start and kept in step by ingestion (and, across workers, by the
+knowledge version). Pure apart from the lock; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from retrieval.l0.l0_index import L0Entry, L0Index
+from retrieval.parsing.chunking import split_sections
+from retrieval.parsing.documents import section_titles
+from retrieval.parsing.terms import query_terms
+from retrieval.parsing.textmatch import bigrams, overlap
+from retrieval.parsing.textnorm import split_identifier
+
+# A single word in more documents than this is a topic, not a name (see is_specific).
+GENERIC_MIN_DOCS, GENERIC_SHARE = 5, 0.05
+SHORT_DOC_CHARS = 3000
+SNIPPET_SHORT, SNIPPET_LONG = 800, 500
+
+
+@dataclass(frozen=True)
+class DocInfo:
+    doc_id: str
+    file_path: str
+    title: str
+    category: str
+    summary: str = ""
+    keywords: tuple[str, ...] = ()
+    covers: tuple[str, ...] = ()
+    when_to_retrieve: str = ""
+    compact: str = ""  # the compact summary a PRECISE lookup returns
+    terms: frozenset[str] = frozenset()  # distinct content terms (for term rarity and coverage)
+
+    @property
+    def name_text(self) -> str:
+        """What names the document: title, file name (identifiers spelled out), keywords, summary."""
+        stem = PurePosixPath(self.file_path).stem
+        words = " ".join(split_identifier(stem))
+        return " ".join([self.title, stem, words, *self.keywords, self.summary])
+
+    def l0_entry(self) -> L0Entry:
+        return L0Entry(self.doc_id, self.file_path, self.title, self.category, self.keywords)
+
+    @classmethod
+    def from_row(
+        cls, doc_id: str, file_path: str, title: str, category: str, meta: dict[str, Any] | None
+    ) -> DocInfo:
+        meta = meta or {}
+        return cls(
+            doc_id=doc_id,
+            file_path=file_path,
+            title=title,
+            category=category,
+            summary=meta.get("summary", ""),
+            keywords=tuple(meta.get("keywords") or ()),
+            covers=tuple(meta.get("covers") or ()),
+            when_to_retrieve=meta.get("when_to_retrieve", ""),
+            compact=meta.get("compact", ""),
+            terms=frozenset(meta.get("terms") or ()),
+        )
+
+
+def _plain(text: str) -> str:
+    """Snippet text: headings become plain lines, runs of blank lines collapse."""
+    text = re.sub(r"^#{1,6}\s+", "", text, flags=re.M)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def compact_summary(title: str, summary: str, body: str, query: str = "") -> str:
+    """Title, summary, section list and a body snippet (800 chars for short docs, 500 for long).
+
+    With a query, the snippet starts at the section that matches it best, so a PRECISE hit on a
+    long runbook shows the part that was asked about; without one, at the start of the body.
+    """
+    limit = SNIPPET_SHORT if len(body) <= SHORT_DOC_CHARS else SNIPPET_LONG
+    sections = split_sections(body)
+    start = 0
+    if query and sections:
+        q = bigrams(query)
+        scores = [
+            2 * overlap(" ".join(sec.headings[1:]), q) + overlap(sec.text, q) for sec in sections
+        ]
+        if max(scores) > 0:
+            start = scores.index(max(scores))
+    picked = sections[start:] if sections else []
+    where = " > ".join(picked[0].headings[1:]) if picked and start else ""
+    text = _plain("\n\n".join(sec.text for sec in picked)) if picked else _plain(body)
+    snippet = text if len(text) <= limit else text[:limit].rstrip() + "…"
+    lines = [f"《{title}》", f"摘要：{summary}"]
+    if heads := section_titles(body):
+        lines.append("章节：" + " / ".join(heads))
+    lines += [f"正文节选（{where}）：" if where else "正文节选：", snippet]
+    return "\n".join(lines)
+
+
+@dataclass
+class DocumentCatalog:
+    l0: L0Index = field(default_factory=L0Index)
+    _docs: dict[str, DocInfo] = field(default_factory=dict)
+    _by_path: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
+    version: int = 0  # knowledge version this catalog reflects
+    # Indexed but disabled documents: kept out of the catalog (so out of L0), and their vectors are
+    # filtered out of L1 searches by doc_id.
+    disabled: frozenset[str] = frozenset()
+
+    def replace_all(
+        self, docs: Iterable[DocInfo], version: int = 0, disabled: Iterable[str] = ()
+    ) -> None:
+        docs = list(docs)
+        self.disabled = frozenset(disabled)
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(d.terms)
+        with self._lock:
+            self._docs = {d.doc_id: d for d in docs}
+            self._by_path = {d.file_path: d.doc_id for d in docs}
+            self._df = df
+            self.version = version
+        self.l0.replace_all(d.l0_entry() for d in docs)
+
+    def put(self, doc: DocInfo) -> None:
+        with self._lock:
+            self.disabled = self.disabled - {doc.doc_id}
+            old = self._docs.get(doc.doc_id)
+            if old is not None:
+                self._by_path.pop(old.file_path, None)
+                self._df.subtract(old.terms)
+            self._docs[doc.doc_id] = doc
+            self._by_path[doc.file_path] = doc.doc_id
+            self._df.update(doc.terms)
+        self.l0.add(doc.l0_entry())
+
+    def disable(self, doc_id: str) -> None:
+        """Out of every lookup; its vectors stay (enabling it again needs no re-embedding)."""
+        self.remove(doc_id)
+        with self._lock:
+            self.disabled = self.disabled | {doc_id}
+
+    def remove(self, doc_id: str) -> None:
+        with self._lock:
+            self.disabled = self.disabled - {doc_id}
+            old = self._docs.pop(doc_id, None)
+            if old is not None:
+                self._by_path.pop(old.file_path, None)
+                self._df.subtract(old.terms)
+        self.l0.remove(doc_id)
+
+    def idf(self, term: str) -> float:
+        """Rarity of a term across the knowledge base; a term no document holds is the rarest."""
+        return math.log((len(self._docs) + 1) / (max(self._df.get(term, 0), 0) + 0.5))
+
+    def document_frequency(self, term: str) -> int:
+        return max(self._df.get(term, 0), 0)
+
+    def is_specific(self, term: str) -> bool:
+        """Does an L0 term name one document, or only a topic many documents share?
+
+        A phrase or an identifier (``连接池超时``, ``ERR_TIMEOUT``, ``ClusterOperatorDown``) names
+        one; a single word that many documents contain (``Redis`` in a knowledge base with ten
+        Redis runbooks) names a topic, and a keyword match on it must not claim PRECISE.
+        """
+        words = query_terms(term)
+        if len(words) != 1:
+            return True
+        return self.document_frequency(words[0]) <= max(GENERIC_MIN_DOCS, GENERIC_SHARE * len(self))
+
+    def get(self, doc_id: str) -> DocInfo | None:
+        return self._docs.get(doc_id)
+
+    def by_path(self, file_path: str) -> DocInfo | None:
+        doc_id = self._by_path.get(file_path)
+        return self._docs.get(doc_id) if doc_id else None
+
+    def all(self) -> list[DocInfo]:
+        return list(self._docs.values())
+
+    def paths_in(self, category: str) -> set[str]:
+        return {d.file_path for d in list(self._docs.values()) if d.category == category}
+
+    def categories(self) -> dict[str, list[DocInfo]]:
+        out: dict[str, list[DocInfo]] = {}
+        for d in sorted(self._docs.values(), key=lambda d: d.file_path):
+            out.setdefault(d.category, []).append(d)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._docs)
