@@ -118,8 +118,34 @@ def load_baseline_module(rel_path: str, name: str, rev: str = SEED_REV) -> types
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = f"<{rev}:{rel_path}>"
     sys.modules[name] = mod
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)  # noqa: S102 - our own repository
+    aliases = _moved_aliases(src)
+    sys.modules.update(aliases)
+    try:
+        exec(compile(src, mod.__file__, "exec"), mod.__dict__)  # noqa: S102 - our own repository
+    finally:
+        for alias in aliases:
+            sys.modules.pop(alias, None)
     return mod
+
+
+def _moved_aliases(src: str) -> dict[str, types.ModuleType]:
+    """The seed imports retrieval modules by their names before issue 21 put them in rooms
+    (``retrieval.chunking``, now ``retrieval.parsing.chunking``): alias each to today's module, so
+    the seed's code shares today's classes as it did before the move."""
+    import ast
+    import importlib
+
+    out: dict[str, types.ModuleType] = {}
+    for node in ast.walk(ast.parse(src)):
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("retrieval."):
+            continue
+        parts = node.module.split(".")
+        if len(parts) != 2 or importlib.util.find_spec(node.module) is not None:
+            continue
+        rooms = [d.name for d in (ROOT / "retrieval").iterdir() if (d / f"{parts[1]}.py").is_file()]
+        if rooms:
+            out[node.module] = importlib.import_module(f"retrieval.{rooms[0]}.{parts[1]}")
+    return out
 
 
 def seed_tree(rev: str = SEED_REV) -> Path | None:
