@@ -95,7 +95,8 @@ async def test_every_page_is_served_with_the_shared_head_and_a_nav_to_all_pages(
     r, html = await _served(client, page.route)
     assert html.heads == 1
     assert ("meta", {"charset": "utf-8"}) in html.head
-    assert ("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}) in html.head
+    viewport = {"name": "viewport", "content": "width=device-width, initial-scale=1"}
+    assert ("meta", viewport) in html.head
     assert ("link", {"rel": "stylesheet", "href": "/static/app.css"}) in html.head
     titles = [a["text"] for tag, a in html.head if tag == "#title"]
     assert len(titles) == 1 and titles[0].endswith(" · SuperBiz Agent"), titles
