@@ -14,7 +14,6 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.admission import Admission
@@ -112,7 +111,7 @@ def _mount_routes(app: FastAPI) -> None:
         pages,
     ):
         app.include_router(module.router)
-    app.mount("/static", StaticFiles(directory=pages.WEB_DIR, check_dir=False), name="static")
+    app.mount("/static", pages.ConsoleAssets(), name="static")
 
 
 # Loggers whose INFO lines read like errors at start-up: faiss' loader reports each instruction

@@ -176,3 +176,15 @@ def test_every_name_a_console_script_imports_is_exported_by_that_file() -> None:
                 if name not in exports.get(source, set()):
                     missing.append(f"{path.name}: {name} from ./{source}")
     assert not missing, missing
+
+
+@pytest.mark.parametrize("name", ["index.html", LAYOUT])
+async def test_static_serves_assets_not_page_templates(
+    client: httpx.AsyncClient, name: str
+) -> None:
+    # The templates sit beside the scripts in web/; /static must not hand out their Jinja source.
+    assert (WEB / name).is_file()
+    r = await client.get(f"/static/{name}")
+    assert r.status_code == 404, r.text[:200]
+    assert "{%" not in r.text
+    assert (await client.get("/static/app.css")).status_code == 200

@@ -10,7 +10,9 @@ from pathlib import Path
 import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.types import Scope
 
 from api.errors import ApiError
 
@@ -61,3 +63,18 @@ def _page(page: Page):  # noqa: ANN202 - a FastAPI endpoint
 
 for _p in PAGES:
     router.add_api_route(_p.route, _page(_p), methods=["GET"])
+
+
+class ConsoleAssets(StaticFiles):
+    """``/static``: the pages' scripts, styles and vendored files. The page templates live in the
+    same folder but are only ever rendered (their routes above), never served as Jinja source."""
+
+    def __init__(self) -> None:
+        super().__init__(directory=WEB_DIR, check_dir=False)
+
+    async def get_response(self, path: str, scope: Scope):  # noqa: ANN201 - Starlette's signature
+        if path.endswith(".html"):
+            raise ApiError(
+                404, "not_found", f"/static/{path} is not an asset: open the page itself"
+            )
+        return await super().get_response(path, scope)
