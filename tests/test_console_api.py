@@ -156,6 +156,32 @@ async def test_lookup_overrides_out_of_range_are_422(client, extra, needle) -> N
     _err(r, 422, needle)
 
 
+async def test_each_listed_knob_is_a_request_field_that_changes_that_lookup(client) -> None:  # noqa: ANN001
+    """The retrieval page draws its controls from this list: every knob it names is accepted by the
+    lookup, reported back as chosen, and shown with the value the server runs with."""
+    listed = (await client.get("/api/knowledge/lookup/knobs")).json()
+    base = (await client.post("/api/knowledge/lookup", json={"query": QUERY})).json()
+    names = [k["name"] for k in listed]
+    assert {"topK", "judge", "maxL2Distance"} <= set(names)  # maxL2Distance: before, runs only
+    assert set(base["settings"]) == {*names, "overridden"}
+    assert {k["name"]: k["value"] for k in listed} == {n: base["settings"][n] for n in names}
+    for k in listed:
+        value = k["enum"][-1] if k.get("enum") else k.get("maximum") or k["value"] + 1
+        if k["name"] == "referenceThreshold":  # may not exceed the configured highly-relevant one
+            value = next(o["value"] for o in listed if o["name"] == "highlyRelevantThreshold")
+        r = await client.post("/api/knowledge/lookup", json={"query": QUERY, k["name"]: value})
+        assert r.status_code == 200, (k, r.text)
+        assert r.json()["settings"]["overridden"] == [k["name"]]
+        assert r.json()["settings"][k["name"]] == value
+    # a run's knob that a single lookup has no use for is neither listed nor accepted
+    assert "lookupBudget" not in names
+    _err(
+        await client.post("/api/knowledge/lookup", json={"query": QUERY, "lookupBudget": 0}),
+        422,
+        "lookupBudget",
+    )
+
+
 # ---- malformed JSON ------------------------------------------------------------------------------
 
 
