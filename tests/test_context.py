@@ -16,7 +16,7 @@ from graph.state import run_input
 from retrieval.judging.relevance import Thresholds
 from retrieval.lookup.knobs import LookupKnobs
 from retrieval.lookup.service import LookupConfig
-from settings import RetrievalSettings
+from settings import RetrievalSettings, load_settings
 from tests.support.scripted_model import ScriptedFactory, ScriptedModel
 from tools.knowledge import run_config
 
@@ -95,3 +95,11 @@ async def test_a_runs_budget_reaches_the_lookup_tool(services) -> None:  # noqa:
     ]
     assert reasons == [None, "budget_exhausted", "budget_exhausted"]
     assert out["lookup_count"] == 1 and out["answer"]
+
+
+def test_the_supplement_floor_is_a_setting_and_a_knob_of_a_run(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("RETRIEVAL__SUPPLEMENT_FLOOR", "0.2")
+    assert LookupConfig.from_settings(load_settings().retrieval).supplement_floor == 0.2
+    assert run_config(BASE, Context(supplement_floor=0)).supplement_floor == 0
+    with pytest.raises(ValueError, match="supplement_floor"):
+        Context(supplement_floor=1.5)

@@ -50,10 +50,7 @@ class LookupConfig:
     budget: int = _setting("session_lookup_budget")
     primary_chars: int = 1600
     supplement_chars: int = 600
-    # A supplement needs some evidence of its own: on the development eval (e5, the judge fitted
-    # with leave-one-out lookups) a confidence floor of 0.01 drops a quarter of the unrelated
-    # supplements without losing one right document from ranks 2–4 (0.02 lost one).
-    supplement_floor: float = 0.01
+    supplement_floor: float = _setting("supplement_floor")  # a supplement's own evidence
 
     @classmethod
     def from_settings(cls, r: Any) -> LookupConfig:

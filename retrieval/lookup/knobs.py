@@ -78,6 +78,16 @@ class LookupKnobs:
         Knob("bm25_weight", "BM25 权重"),
         Field(ge=0, le=10, description="RRF weight of the BM25 route (unset = the setting)."),
     ] = None
+    supplement_floor: Annotated[
+        float | None,
+        Knob("supplement_floor", "补充文档置信度下限"),
+        Field(
+            ge=0,
+            le=1,
+            description="Calibrated confidence a supplement needs of its own to be shown, 0..1 "
+            "(unset = the setting).",
+        ),
+    ] = None
     relevance_judge: Annotated[
         Literal["calibrated", "dense"] | None,
         Knob("judge", "判定 judge", wire="judge"),
