@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
+
+from retrieval.lookup import knobs
 
 
 class Camel(BaseModel):
@@ -78,10 +80,7 @@ class AlertPayload(BaseModel):
         return self
 
 
-class LookupRequest(Camel):
-    """A retrieval test; every field but ``query`` and ``alert`` overrides the server's setting for
-    this request only (omitted = the setting)."""
-
+class _LookupBody(Camel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(
         "", max_length=2000, description="the question or keywords; may be omitted with an alert"
@@ -89,25 +88,43 @@ class LookupRequest(Camel):
     alert: AlertPayload | None = Field(
         None, description="the firing alert the lookup is about (alertname, labels, annotations)"
     )
-    top_k: int | None = Field(
-        None, ge=1, le=10, description="documents shown (primary + supplements)"
-    )
-    highly_relevant_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 upper")
-    reference_threshold: float | None = Field(None, ge=0, le=1, description="FS-2 lower")
-    dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of dense")
-    bm25_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of BM25")
-    judge: Literal["calibrated", "dense"] | None = None
 
     @model_validator(mode="after")
-    def _thresholds_ordered(self) -> LookupRequest:
+    def _thresholds_ordered(self) -> _LookupBody:
         if not self.query.strip() and self.alert is None:
             raise ValueError("give a query (the question or keywords) or an alert to look up")
-        hi, ref = self.highly_relevant_threshold, self.reference_threshold
+        hi = getattr(self, "highly_relevant_threshold", None)
+        ref = getattr(self, "reference_threshold", None)
         if hi is not None and ref is not None and ref > hi:
             raise ValueError(
                 f"referenceThreshold ({ref}) must not exceed highlyRelevantThreshold ({hi})"
             )
         return self
+
+
+# The knob fields come from retrieval/lookup/knobs.py, the one list of them.
+LookupRequest = create_model(
+    "LookupRequest",
+    __base__=_LookupBody,
+    __doc__="A retrieval test; every field but ``query`` and ``alert`` is a lookup knob that "
+    "overrides the server's setting for this request only (omitted = the setting; "
+    "``GET /api/knowledge/lookup/knobs`` lists them).",
+    **knobs.request_fields(),
+)
+
+
+class LookupKnobOut(Camel):
+    """One knob of the retrieval test, for a form."""
+
+    name: str = Field(description="the request field, e.g. topK")
+    label: str
+    description: str
+    type: Literal["integer", "number", "string"]
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    exclusive_minimum: int | float | None = None
+    enum: list[str] | None = None
+    value: Any = Field(description="what this server runs with when the request omits it")
 
 
 class Document(Camel):

@@ -1,8 +1,8 @@
 """Per-run knobs, passed as the graphs' ``context_schema`` so LangGraph Studio shows and edits them.
 
 A field left ``None`` uses the setting (env / config.yaml) or the prompt file; a run may override any
-of them. The lookup tool reads the retrieval knobs through ``tools.knowledge.LookupKnobs``, which this
-class satisfies.
+of them. The lookup knobs (thresholds, judge, top-k, weights, budget, …) are inherited from
+``retrieval.lookup.knobs.LookupKnobs``, declared there once; the lookup tool applies them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ValidationError
 
+from retrieval.lookup.knobs import LookupKnobs
 from tools.world import World
 
 
@@ -20,17 +21,13 @@ def _d(text: str) -> dict[str, str]:
 
 
 @dataclass(kw_only=True)
-class Context:
+class Context(LookupKnobs):
     model: Annotated[str | None, {"__template_metadata__": {"kind": "llm"}}] = field(
         default=None,
         metadata=_d(
             "Chat model name on the OpenAI-compatible endpoint (LLM_BASE_URL). Unset = LLM_MODEL, "
             "or the deterministic offline model when no endpoint is configured. 'offline' forces it."
         ),
-    )
-    lookup_budget: int | None = field(
-        default=None,
-        metadata=_d("lookup_knowledge calls served per run (unset = the setting)."),
     )
     supervisor: Literal["rules", "model"] = field(
         default="rules",
@@ -45,24 +42,6 @@ class Context:
     max_planner_turns: int = field(default=6, metadata=_d("Planner steps per run."))
     max_executor_steps: int = field(
         default=6, metadata=_d("Model calls per executor/assistant ReAct loop.")
-    )
-    highly_relevant_threshold: float | None = field(
-        default=None,
-        metadata=_d("HIGHLY_RELEVANT threshold, 0..1 (unset = the setting)."),
-    )
-    reference_threshold: float | None = field(
-        default=None, metadata=_d("REFERENCE threshold, 0..1 (unset = the setting).")
-    )
-    max_l2_distance: float | None = field(
-        default=None,
-        metadata=_d("L2 distance at which dense similarity reaches 0, > 0 (unset = the setting)."),
-    )
-    relevance_judge: Literal["calibrated", "dense"] | None = field(
-        default=None,
-        metadata=_d(
-            "How lookups are judged: calibrated (one confidence from all the evidence) or dense "
-            "(the dense similarity alone; for a multilingual model). Unset = the setting."
-        ),
     )
     map_budget_tokens: int = field(
         default=1000,
@@ -105,21 +84,10 @@ class Context:
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # the lookup knobs' bounds
         # Studio and callers may send anything; a knob out of range would silently misjudge.
-        for name in ("highly_relevant_threshold", "reference_threshold"):
-            value = getattr(self, name)
-            if value is not None and not 0 <= value <= 1:
-                raise ValueError(f"{name} must be between 0 and 1, or unset (got {value})")
-        if self.max_l2_distance is not None and self.max_l2_distance <= 0:
-            raise ValueError(
-                f"max_l2_distance must be greater than 0, or unset (got {self.max_l2_distance})"
-            )
         if self.supervisor not in ("rules", "model"):
             raise ValueError(f"supervisor must be 'rules' or 'model' (got {self.supervisor!r})")
-        if self.lookup_budget is not None and self.lookup_budget < 0:
-            raise ValueError(
-                f"lookup_budget must be 0 or more, or unset (got {self.lookup_budget})"
-            )
         for name in ("map_budget_tokens", "answer_evidence_tokens"):
             if getattr(self, name) < 200:
                 raise ValueError(f"{name} must be at least 200 (got {getattr(self, name)})")

@@ -167,9 +167,12 @@ async def test_retrieval_controls_change_that_lookup_and_show_it(page: Page) -> 
     assert shown_before > 1 and await docs.count() >= shown_before
 
     await page.locator("#lookup-overrides > summary").click()
-    await page.get_by_test_id("ov-top-k").fill("1")
+    # one control per knob the server lists, showing the value it runs with
+    await expect(page.get_by_test_id("ov-topK")).to_have_attribute("placeholder", "4")
+    await expect(page.get_by_test_id("ov-maxL2Distance")).to_have_attribute("placeholder", "2")
+    await page.get_by_test_id("ov-topK").fill("1")
     await page.get_by_test_id("ov-judge").select_option("dense")
-    await page.get_by_test_id("ov-bm25").fill("2")
+    await page.get_by_test_id("ov-bm25Weight").fill("2")
     await page.get_by_test_id("lookup-submit").click()
     await expect(page.get_by_test_id("applied-topK")).to_have_attribute("data-overridden", "true")
     await expect(page.get_by_test_id("applied-topK")).to_contain_text("1")
@@ -180,7 +183,7 @@ async def test_retrieval_controls_change_that_lookup_and_show_it(page: Page) -> 
         "data-overridden", "false"
     )
 
-    await page.get_by_test_id("ov-highly").fill("1.5")
+    await page.get_by_test_id("ov-highlyRelevantThreshold").fill("1.5")
     await page.get_by_test_id("lookup-submit").click()
     await expect(page.get_by_test_id("lookup-error")).to_contain_text("highlyRelevantThreshold")
 

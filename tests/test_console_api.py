@@ -156,6 +156,59 @@ async def test_lookup_overrides_out_of_range_are_422(client, extra, needle) -> N
     _err(r, 422, needle)
 
 
+async def test_each_listed_knob_is_a_request_field_that_changes_that_lookup(client) -> None:  # noqa: ANN001
+    """The retrieval page draws its controls from this list: every knob it names is accepted by the
+    lookup, reported back as chosen, and shown with the value the server runs with."""
+    listed = (await client.get("/api/knowledge/lookup/knobs")).json()
+    base = (await client.post("/api/knowledge/lookup", json={"query": QUERY})).json()
+    names = [k["name"] for k in listed]
+    assert {"topK", "judge", "maxL2Distance"} <= set(names)  # maxL2Distance: before, runs only
+    assert set(base["settings"]) == {*names, "overridden"}
+    assert {k["name"]: k["value"] for k in listed} == {n: base["settings"][n] for n in names}
+    for k in listed:
+        value = k["enum"][-1] if k.get("enum") else k.get("maximum") or k["value"] + 1
+        if k["name"] == "referenceThreshold":  # may not exceed the configured highly-relevant one
+            value = next(o["value"] for o in listed if o["name"] == "highlyRelevantThreshold")
+        r = await client.post("/api/knowledge/lookup", json={"query": QUERY, k["name"]: value})
+        assert r.status_code == 200, (k, r.text)
+        assert r.json()["settings"]["overridden"] == [k["name"]]
+        assert r.json()["settings"][k["name"]] == value
+    # a run's knob that a single lookup has no use for is neither listed nor accepted
+    assert "lookupBudget" not in names
+    _err(
+        await client.post("/api/knowledge/lookup", json={"query": QUERY, "lookupBudget": 0}),
+        422,
+        "lookupBudget",
+    )
+
+
+async def test_a_supplement_floor_chosen_for_one_lookup_shows_what_the_setting_drops(
+    client,
+) -> None:  # noqa: ANN001
+    """The floor (0.01 by default) keeps supplements without evidence of their own out; a retrieval
+    test may lower it to see what it dropped, or raise it, for that lookup only."""
+
+    async def look(**extra: float) -> dict:
+        return (await client.post("/api/knowledge/lookup", json={"query": QUERY, **extra})).json()
+
+    def supplements(body: dict) -> list[str]:
+        return [s["source"] for s in body["result"].get("supplement") or []]
+
+    base = await look()
+    conf = {d["source"]: d["confidence"] for d in base["scores"]["documents"]}
+    assert base["settings"]["supplementFloor"] == 0.01
+    assert all(conf[s] >= 0.01 for s in supplements(base))
+    lowered = await look(supplementFloor=0)
+    dropped = [s for s in supplements(lowered) if s not in supplements(base)]
+    assert dropped and all(conf[s] < 0.01 for s in dropped)  # what the setting kept out
+    assert len(supplements(lowered)) == base["settings"]["topK"] - 1
+    raised = await look(supplementFloor=0.2)
+    assert supplements(raised) == [s for s in supplements(base) if conf[s] >= 0.2]
+    assert len(supplements(raised)) < len(supplements(base))
+    assert raised["settings"]["overridden"] == ["supplementFloor"]
+    assert supplements(await look()) == supplements(base)
+
+
 # ---- malformed JSON ------------------------------------------------------------------------------
 
 

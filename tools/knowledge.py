@@ -3,14 +3,14 @@
 The session's memory is read from graph state (``retrieved``, ``lookup_count``) and updated through
 the returned ``Command``; the model sees only the payload (no scores); raw scores travel as the
 ToolMessage's ``artifact``. The tool knows nothing of the graph: the graph tells it where its
-ToolMessages go (``messages_key``), and a run's knobs arrive as anything shaped like ``LookupKnobs``.
+ToolMessages go (``messages_key``), and a run's knobs arrive as a ``LookupKnobs`` (the graphs'
+``Context`` is one).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException, tool
@@ -20,8 +20,9 @@ from typing_extensions import TypedDict  # pydantic builds schemas from it on Py
 
 from retrieval.knowledge import KnowledgeBase
 from retrieval.lookup.alert_input import AlertError, AlertInput
+from retrieval.lookup.knobs import LookupKnobs
+from retrieval.lookup.knobs import apply as run_config  # a run's knobs over the configuration
 from retrieval.lookup.memory import SessionMemory
-from retrieval.lookup.service import LookupConfig
 
 DESCRIPTION = (
     "Search the SRE knowledge base (runbooks) for a question or keywords. Returns found, primary "
@@ -42,45 +43,11 @@ class AlertArg(TypedDict, total=False):
     annotations: dict[str, str]
 
 
-@runtime_checkable
-class LookupKnobs(Protocol):
-    """A run's overrides of the lookup configuration; ``None`` keeps the configured value."""
-
-    lookup_budget: int | None
-    highly_relevant_threshold: float | None
-    reference_threshold: float | None
-    max_l2_distance: float | None
-    relevance_judge: str | None
-
-
 class LookupMemoryState(TypedDict, total=False):
     """The state keys the tool reads; its ``Command`` writes the same two plus the messages key."""
 
     retrieved: dict[str, list[str]]  # domain → paths already returned this run (union reducer)
     lookup_count: int  # lookups served this run (summing reducer)
-
-
-def run_config(base: LookupConfig, knobs: LookupKnobs | None) -> LookupConfig:
-    """Apply a run's overrides (budget, thresholds, judge) to the service's configuration."""
-    if knobs is None:
-        return base
-    t = base.thresholds
-    thresholds = replace(
-        t,
-        max_l2_distance=_given(knobs.max_l2_distance, t.max_l2_distance),
-        highly_relevant=_given(knobs.highly_relevant_threshold, t.highly_relevant),
-        reference=_given(knobs.reference_threshold, t.reference),
-    )
-    return replace(
-        base,
-        thresholds=thresholds,
-        budget=_given(knobs.lookup_budget, base.budget),
-        judge=_given(getattr(knobs, "relevance_judge", None), base.judge),
-    )
-
-
-def _given(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 def tool_message(

@@ -9,14 +9,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from pydantic.alias_generators import to_camel
 from sse_starlette import EventSourceResponse
 
 from api.deps import Guarded, JsonBody, ServicesDep
 from api.errors import ApiError, responses
 from api.jobs import JobRegistry
-from api.schemas import DomainOut, JobOut, LookupRequest, camelize
-from retrieval.lookup import overrides
+from api.schemas import DomainOut, JobOut, LookupKnobOut, LookupRequest, camelize
+from retrieval.lookup import knobs
 from retrieval.lookup.alert_input import AlertInput
 
 router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
@@ -90,8 +89,8 @@ async def lookup(body: LookupRequest, services: ServicesDep, request: Request) -
     every raw score (L0 matches, dense / BM25 / RRF per hit). The optional fields override the
     server's retrieval settings for this request only; ``settings`` says what it ran with. Under
     overload: 503 ``overloaded`` with ``Retry-After`` (``api/admission.py``)."""
-    wanted = overrides.LookupOverrides(**body.model_dump(exclude={"query", "alert"}))
-    config = overrides.apply(services.kb.lookup_service.config, wanted)
+    wanted = knobs.LookupKnobs.of(body)
+    config = knobs.apply(services.kb.lookup_service.config, wanted)
     if config.thresholds.reference > config.thresholds.highly_relevant:
         raise ApiError(
             422,
@@ -103,9 +102,16 @@ async def lookup(body: LookupRequest, services: ServicesDep, request: Request) -
     alert = AlertInput.parse(body.alert.model_dump()) if body.alert else None
     async with request.app.state.lookup_gate.slot():
         outcome = await services.kb.alookup(body.query, config=config, alert=alert)
-    settings = camelize(overrides.effective(config, wanted))
-    settings["overridden"] = [to_camel(name) for name in settings["overridden"]]
+    settings = knobs.effective(config, wanted)
     return {"result": outcome.payload, "scores": camelize(outcome.artifact), "settings": settings}
+
+
+@router.get("/knowledge/lookup/knobs", response_model=list[LookupKnobOut], responses=ERRORS)
+async def lookup_knobs(services: ServicesDep) -> Any:
+    """The retrieval test's knobs (the optional fields of ``POST /api/knowledge/lookup``): name,
+    label, type and bounds, and the value this server runs with. The retrieval page draws its
+    controls from it."""
+    return knobs.describe(services.kb.lookup_service.config)
 
 
 @router.get("/domains", response_model=list[DomainOut], responses=ERRORS)

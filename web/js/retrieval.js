@@ -18,6 +18,7 @@ const els = {
   examples: $("examples"),
   domains: $("domains"),
   overrides: $("lookup-overrides"),
+  grid: $("ov-grid"),
 };
 const EXAMPLES = ["ERR_TIMEOUT", "支付超时怎么处理", "MySQL 连接池耗尽", "Redis maxmemory eviction", "Flyway migration failed"];
 let token = 0;
@@ -37,16 +38,33 @@ function fmtDomains(domains) {
   return String(domains);
 }
 
-// ---- per-request settings ------------------------------------------------------------------------
+// ---- per-request settings: the knobs the server lists (GET /api/knowledge/lookup/knobs) ----------
 
-const SETTING_LABELS = {
-  topK: "top-k",
-  highlyRelevantThreshold: "高度相关阈值",
-  referenceThreshold: "参考阈值",
-  denseWeight: "dense 权重",
-  bm25Weight: "BM25 权重",
-  judge: "judge",
-};
+let knobs = [];
+
+function knobControl(k) {
+  const id = `ov-${k.name}`;
+  const attrs = { id, "data-testid": id, "data-param": k.name, title: k.description };
+  const control = k.enum
+    ? h("select", attrs, h("option", { value: "" }, `服务端配置 (${k.value})`),
+      k.enum.map((v) => h("option", { value: v }, v)))
+    : h("input", {
+      ...attrs, type: "number", min: k.minimum ?? k.exclusiveMinimum, max: k.maximum,
+      step: k.type === "integer" ? 1 : (k.maximum ?? Infinity) <= 1 ? 0.01 : 0.1,
+      placeholder: k.value ?? "",
+    });
+  return h("div", { class: "field" }, h("label", { for: id }, k.label), control);
+}
+
+async function loadKnobs() {
+  try {
+    knobs = await api("/api/knowledge/lookup/knobs");
+  } catch (err) {
+    els.grid.prepend(errorBox(`检索参数加载失败：${describeError(err)}`, "knobs-error"));
+    return;
+  }
+  els.grid.prepend(...knobs.map(knobControl));
+}
 
 /** The controls the operator filled in, as request fields (empty = the server's setting). */
 function overrides() {
@@ -54,7 +72,7 @@ function overrides() {
   for (const el of els.overrides.querySelectorAll("[data-param]")) {
     const raw = el.value.trim();
     if (!raw) continue;
-    out[el.dataset.param] = el.tagName === "SELECT" ? raw : Number(raw);
+    out[el.dataset.param] = el.type === "number" ? Number(raw) : raw;
   }
   return out;
 }
@@ -62,14 +80,15 @@ function overrides() {
 function appliedSettings(settings) {
   if (!settings) return null;
   const overridden = new Set(settings.overridden || []);
+  const shown = knobs.length ? knobs : Object.keys(settings).filter((k) => k !== "overridden").map((name) => ({ name, label: name }));
   return h("div", { class: "kv applied-settings", "data-testid": "applied-settings" },
     h("span", { class: "muted" }, "本次参数："),
-    Object.entries(SETTING_LABELS).map(([key, label]) => h("span", {
-      class: overridden.has(key) ? "overridden" : null,
-      "data-testid": `applied-${key}`,
-      "data-overridden": String(overridden.has(key)),
-      title: overridden.has(key) ? "本次请求指定的值" : "服务端配置",
-    }, `${label} `, h("b", {}, String(settings[key] ?? "—")))),
+    shown.map(({ name, label }) => h("span", {
+      class: overridden.has(name) ? "overridden" : null,
+      "data-testid": `applied-${name}`,
+      "data-overridden": String(overridden.has(name)),
+      title: overridden.has(name) ? "本次请求指定的值" : "服务端配置",
+    }, `${label} `, h("b", {}, String(settings[name] ?? "—")))),
     overridden.size ? null : h("span", { class: "muted" }, "（全部为服务端配置）"));
 }
 
@@ -204,6 +223,7 @@ async function lookup(query) {
   els.result.setAttribute("aria-busy", "true");
   setChildren(els.result, loadingState("检索中…"));
   try {
+    await knobsLoaded; // the controls, and the labels of what the lookup ran with, come from the server
     const res = await api("/api/knowledge/lookup", { method: "POST", json: { query: q, ...overrides() } });
     if (my === token) render(q, res);
   } catch (err) {
@@ -256,6 +276,7 @@ $("ov-reset").addEventListener("click", () => {
 });
 
 initShell();
+const knobsLoaded = loadKnobs();
 loadDomains();
 const initial = new URLSearchParams(location.search).get("q");
 if (initial) {
