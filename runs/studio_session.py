@@ -22,7 +22,8 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.state import asked_in_messages
 from persistence.models import SessionOrigin
 from runs.recorder import RunRecorder
-from runs.runner import Run, Runner
+from runs.run import Run
+from runs.runner import Runner
 
 log = logging.getLogger(__name__)
 
