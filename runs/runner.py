@@ -9,6 +9,7 @@ closes and scores it, ``resume.py`` continues an unfinished one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,7 +19,6 @@ from graph.context import Context
 from graph.graphs import Graphs
 from persistence.db import Database
 from runs.finish import Finisher
-from runs.recorder import RunRecorder
 from runs.resume import Resumer
 from runs.run import Launch, Run, RunResult
 from runs.start import open_run, run_config
@@ -30,30 +30,11 @@ DEFAULT_LEASE_S = 30.0
 class Runner:
     def __init__(self, db: Database, graphs: Graphs, lease_s: float = DEFAULT_LEASE_S) -> None:
         self.db, self.graphs, self.lease_s = db, graphs, lease_s
+        # open(question, *, flow, thread_id, replay_of, origin, session_id) → a new run's session,
+        # RUNNING and leased (``runs/start.py``)
+        self.open = functools.partial(open_run, db, lease_s)
         self.finisher = Finisher(db)
         self.resumer = Resumer(db, graphs, lease_s, self.finisher, self.collect)
-
-    async def open(
-        self,
-        question: str,
-        *,
-        flow: str = "CHAT",
-        thread_id: str | None = None,
-        replay_of: str | None = None,
-        origin: str | None = None,
-        session_id: str | None = None,
-    ) -> Run:
-        """The session of a new run, RUNNING and leased (``runs/start.py``)."""
-        return await open_run(
-            self.db,
-            self.lease_s,
-            question,
-            flow=flow,
-            thread_id=thread_id,
-            replay_of=replay_of,
-            origin=origin,
-            session_id=session_id,
-        )
 
     config = staticmethod(run_config)
 
@@ -91,17 +72,6 @@ class Runner:
         """Continue an interrupted or failed run, same session, no row written twice; raises
         ``LookupError``, ``persistence.leases.SessionBusy`` or ``ValueError`` (``runs/resume.py``)."""
         return await self.resumer.resume(session_id, context)
-
-    async def close(
-        self,
-        run: Run,
-        recorder: RunRecorder,
-        answer: str | None,
-        failure: BaseException | None = None,
-    ) -> str | None:
-        """Close a session whose graph someone else streamed (LangGraph Studio's server), as
-        ``events`` closes its own: the recorder's faults or ``failure`` make it FAILED."""
-        return await self.finisher.close(run, recorder, answer, failure)
 
     async def drain(self) -> None:
         """Wait for background scoring and closing (tests and shutdown)."""

@@ -83,7 +83,7 @@ class StudioSession(AsyncCallbackHandler):
             return
         run, self.run = self.run, None
         try:
-            problem = await self.runner.close(run, self.recorder, answer, failure)
+            problem = await self.runner.finisher.close(run, self.recorder, answer, failure)
             if problem:
                 log.warning("studio session %s: %s", run.session_id, problem)
         finally:
