@@ -43,6 +43,12 @@ def _domains_named_in(kb: KnowledgeBase) -> Callable[[str], set[str]]:
     return named
 
 
+def runner_on(settings: Settings, db: Database, graphs: Graphs) -> Runner:
+    """A runner recording ``graphs``' runs into ``db``, leased for ``RUN_LEASE_SECONDS``: the one
+    way a runner is built (``Services.runner``, and the eval suite's on its own graphs)."""
+    return Runner(db, graphs, lease_s=settings.run_lease_seconds)
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -52,6 +58,8 @@ class Services:
     deps: AgentDeps  # what the graph nodes use: models, prompts, tools, the knowledge map
     graphs: Graphs | None = None
     checkpointer: BaseCheckpointSaver | None = None
+    _runner: Runner | None = field(default=None, repr=False)  # built with the graphs, by start
+    _replayer: Replayer | None = field(default=None, repr=False)
     _stack: AsyncExitStack = field(default_factory=AsyncExitStack, repr=False)
 
     @classmethod
@@ -156,6 +164,7 @@ class Services:
                 )
             services.checkpointer = checkpointer
             services.graphs = compile_graphs(services.deps, checkpointer)
+            services._wire_runs()
         except BaseException:
             await services.close()
             raise
@@ -177,9 +186,22 @@ class Services:
             raise RuntimeError("the services are not started (use Services.start)")
         return self.graphs, self.checkpointer
 
+    def _wire_runs(self) -> None:
+        """The one runner of this process, and the replayer that replays on it."""
+        graphs, checkpointer = self._started()
+        self._runner = runner_on(self.settings, self.db, graphs)
+        if checkpointer is not None:
+            self._replayer = Replayer(
+                self._runner, checkpointer, self.deps, store_check=self._store_closed
+            )
+
     def runner(self) -> Runner:
-        """Runs graphs as recorded sessions (one per server; it tracks background scoring)."""
-        return Runner(self.db, self._started()[0], lease_s=self.settings.run_lease_seconds)
+        """Runs graphs as recorded sessions: the one runner of this process, shared by the API,
+        replay, the CLIs and Studio (it tracks background closing and scoring; ``close`` drains
+        it)."""
+        self._started()
+        assert self._runner is not None
+        return self._runner
 
     def sweeper(self) -> LeaseSweeper:
         """Closes the sessions of workers that died (``.start()`` repeats it in the background)."""
@@ -188,10 +210,11 @@ class Services:
         )
 
     def replayer(self) -> Replayer:
-        graphs, checkpointer = self._started()
-        if checkpointer is None:
+        """Replays recorded sessions on ``runner()``."""
+        self._started()
+        if self._replayer is None:
             raise RuntimeError("replay needs a checkpointer (started with_checkpointer=False)")
-        return Replayer(self.db, graphs, checkpointer, self.deps, store_check=self._store_closed)
+        return self._replayer
 
     async def _store_closed(self) -> str | None:
         """Why the vector store cannot be opened from this process, or None when it can."""
@@ -202,6 +225,8 @@ class Services:
         return None
 
     async def close(self) -> None:
+        if self._runner is not None:  # a closing retry or a score still running: let it end
+            await self._runner.drain()
         await self._stack.aclose()
         await self.kb.close()
         await self.db.dispose()

@@ -31,7 +31,6 @@ from graph.prompts import Prompts
 from graph.served_graph import served_graph
 from llm.factory import ModelFactory
 from retrieval.served import Served, held_by_server
-from runs.runner import Runner
 from runs.studio_session import recorded
 from services import Services
 from settings import get_settings
@@ -39,7 +38,6 @@ from settings import get_settings
 _services: Services | None = None
 _starting: asyncio.Task[Services] | None = None
 _outline: Graphs | None = None
-_runner: Runner | None = None
 
 
 async def _migrate(database_url: str) -> None:
@@ -120,16 +118,14 @@ async def _graphs(runtime: ServerRuntime) -> Graphs:
 
 async def _run_graph(runtime: ServerRuntime, flow: str) -> CompiledStateGraph:
     """The graph for this access; for a run, bound to a new recorded session."""
-    global _runner
     if runtime.execution_runtime is not None and _held():
         return served_graph(Served.of(get_settings()), flow)
     graphs = await _graphs(runtime)
     graph = graphs.aiops if flow == "AI_OPS" else graphs.chat
     if runtime.execution_runtime is None:
         return graph
-    assert _services is not None
-    _runner = _runner or _services.runner()  # one per process: it tracks background scoring
-    return recorded(graph, _runner, flow, AIOPS_TASK if flow == "AI_OPS" else "")
+    assert _services is not None  # the process's one runner: it tracks background scoring
+    return recorded(graph, _services.runner(), flow, AIOPS_TASK if flow == "AI_OPS" else "")
 
 
 async def chat(runtime: ServerRuntime) -> CompiledStateGraph:

@@ -99,7 +99,7 @@ class Boot:
     def _publish(self, svc: Services) -> None:
         """From here on the API serves (from whatever is indexed)."""
         self.app.state.services = svc
-        self.app.state.runner = svc.runner()
+        self.app.state.runner = svc.runner()  # the services' one runner; ``stop`` drains it
         self.app.state.jobs = JobRegistry(svc.kb.ingestion)
         self._background.append(svc.sweeper().start())  # a dead worker's sessions: resumable
         # Interrupted imports and stores out of step are repaired (or reported) while it runs; a

@@ -1,4 +1,5 @@
-"""FastAPI dependencies: the running services, a runner, the API-key guard, content-type checks."""
+"""FastAPI dependencies: the running services, their runner and replayer, the API-key guard,
+content-type checks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
 from api.security import SAFE_METHODS
+from runs.replay import Replayer
 from runs.runner import Runner
 from services import Services
 
@@ -22,11 +24,14 @@ def get_services(request: Request) -> Services:
     return services
 
 
-def get_runner(request: Request) -> Runner:
-    runner = getattr(request.app.state, "runner", None)
-    if runner is None:
-        raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
-    return runner
+def get_runner(services: Annotated[Services, Depends(get_services)]) -> Runner:
+    """The process's one runner (``Services.runner``): every run is leased and drained alike."""
+    return services.runner()
+
+
+def get_replayer(services: Annotated[Services, Depends(get_services)]) -> Replayer:
+    """The replayer on that runner (``Services.replayer``)."""
+    return services.replayer()
 
 
 def require_api_key(request: Request, x_api_key: Annotated[str | None, Header()] = None) -> None:
@@ -58,5 +63,6 @@ def json_body(request: Request) -> None:
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 RunnerDep = Annotated[Runner, Depends(get_runner)]
+ReplayerDep = Annotated[Replayer, Depends(get_replayer)]
 Guarded = [Depends(require_api_key)]  # on every API router
 JsonBody = [Depends(json_body)]

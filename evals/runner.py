@@ -1,7 +1,7 @@
 """Runs one scenario as ordinary recorded sessions and observes what they did.
 
-Each question of the scenario is one run on one conversation, through the same ``Runner`` the API
-uses, with the scenario's world in the run's context (``Context.world``) and origin ``eval``. What
+Each question of the scenario is one run on one conversation, through a ``Runner`` built as the
+API's is (``services.runner_on``: the same lease, the same recording) and handed in, with the scenario's world in the run's context (``Context.world``) and origin ``eval``. What
 the runs did is read back from the records (answers, model steps, tokens) and the checkpoints (the
 tool results in full), never from the model's own account of itself.
 """
@@ -15,18 +15,16 @@ from evals.checks import Observation
 from evals.observe import observe_session
 from evals.schema import Scenario
 from graph.context import Context
-from graph.graphs import Graphs
-from persistence.db import Database
 from persistence.models import SessionOrigin
 from runs.runner import Runner
 
 
 class ScenarioRunner:
-    """Runs scenarios on ``graphs`` with ``model``, recording into ``db``."""
+    """Runs scenarios with ``model`` on ``runner`` (its graphs, recording into its database)."""
 
-    def __init__(self, db: Database, graphs: Graphs, *, model: str, lease_s: float = 30.0) -> None:
-        self.db, self.graphs, self.model = db, graphs, model
-        self.runner = Runner(db, graphs, lease_s=lease_s)
+    def __init__(self, runner: Runner, *, model: str) -> None:
+        self.runner, self.model = runner, model
+        self.db, self.graphs = runner.db, runner.graphs
 
     def context(self, scenario: Scenario) -> Context:
         # The model is told the question and sees tool results; nothing of the expectation.

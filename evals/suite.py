@@ -38,6 +38,7 @@ from llm.factory import OFFLINE, ModelFactory
 from persistence.db import Database
 from persistence.migrate import upgrade
 from persistence.models import EvalRunStatus
+from services import runner_on
 from settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,12 +214,8 @@ class Suite:
                     raise ScenarioError(problems)
                 hashes.append(stack.knowledge_hash)
                 report.meta["knowledge_hash"] = "+".join(hashes)
-                runner = ScenarioRunner(
-                    db,
-                    stack.graphs(self.settings),
-                    model=self.options.model,
-                    lease_s=self.settings.run_lease_seconds,
-                )
+                runs = runner_on(self.settings, db, stack.graphs(self.settings))
+                runner = ScenarioRunner(runs, model=self.options.model)
                 try:
                     for s in mine:
                         for rep in range(self.options.repeat):

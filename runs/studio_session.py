@@ -22,7 +22,8 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.state import asked_in_messages
 from persistence.models import SessionOrigin
 from runs.recorder import RunRecorder
-from runs.runner import Run, Runner
+from runs.run import Run
+from runs.runner import Runner
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class StudioSession(AsyncCallbackHandler):
             return
         run, self.run = self.run, None
         try:
-            problem = await self.runner.close(run, self.recorder, answer, failure)
+            problem = await self.runner.finisher.close(run, self.recorder, answer, failure)
             if problem:
                 log.warning("studio session %s: %s", run.session_id, problem)
         finally:

@@ -7,7 +7,7 @@ import dataclasses
 import uuid
 
 from persistence import repository as repo
-from runs.replay import divergence
+from runs.divergence import divergence
 
 QUESTION = "ERR_TIMEOUT 是什么意思？"
 FOLLOW_UP = "那收到它之后可以直接重试吗？"

@@ -255,7 +255,7 @@ async def test_replay_reproduces_and_names_the_first_divergence(services) -> Non
         "你是 SuperBiz Agent 的规划者", "你是一名严谨的规划者"
     )
     edited = dataclasses.replace(services.deps, prompts=Prompts(texts))
-    replayer = Replayer(services.db, services.graphs, services.checkpointer, edited)
+    replayer = Replayer(services.runner(), services.checkpointer, edited)
     changed = await replayer.rerun(original.session_id)
     first = changed["first_divergence"]
     assert changed["identical"] is False

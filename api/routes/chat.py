@@ -74,7 +74,7 @@ async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceRespon
     then done or error. The session is created before the stream starts: a database that refuses
     it answers 503, not an empty stream."""
     run = await runner.open(body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex)
-    return _sse(runner.events(body.question, run=run))
+    return _sse(runner.events(run))
 
 
 @router.post(
@@ -88,7 +88,7 @@ async def ai_ops(
     """Analyse the active alerts; streams the run and ends with the Markdown report."""
     thread = (body.id if body else None) or uuid.uuid4().hex
     run = await runner.open(AIOPS_TASK, flow="AI_OPS", thread_id=thread, origin=_origin(origin))
-    return _sse(runner.events(AIOPS_TASK, run=run))
+    return _sse(runner.events(run))
 
 
 @router.post("/feedback", response_model=FeedbackResponse, dependencies=JsonBody, responses=ERRORS)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
+from api.deps import Guarded, JsonBody, ReplayerDep, RunnerDep, ServicesDep
 from api.errors import ApiError, responses
 from api.ranges import day_range
 from api.schemas import (
@@ -91,9 +91,9 @@ async def get_session(services: ServicesDep, session_id: str) -> Any:
 
 
 @router.get("/{session_id}/checkpoints", response_model=list[Checkpoint], responses=ERRORS)
-async def checkpoints(services: ServicesDep, session_id: str) -> Any:
+async def checkpoints(replayer: ReplayerDep, session_id: str) -> Any:
     try:
-        return await services.replayer().checkpoints(session_id)
+        return await replayer.checkpoints(session_id)
     except LookupError as exc:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
@@ -118,12 +118,11 @@ async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
 
 @router.post("/{session_id}/replay", dependencies=JsonBody, responses=ERRORS)
 async def replay(
-    services: ServicesDep, session_id: str, body: ReplayRequest | None = None
+    replayer: ReplayerDep, session_id: str, body: ReplayRequest | None = None
 ) -> dict[str, Any]:
     """``rerun``: replay with the recorded model outputs and report divergence; ``checkpoint``:
     continue from one of the session's checkpoints (time travel)."""
     body = body or ReplayRequest()
-    replayer = services.replayer()
     try:
         if body.mode == "checkpoint":
             if not body.checkpoint_id:
