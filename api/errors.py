@@ -75,6 +75,11 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorBody} for code in codes}
 
 
+def event_stream(description: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for a 200 that is a Server-Sent Events stream."""
+    return {200: {"description": description, "content": {"text/event-stream": {}}}}
+
+
 class ApiError(Exception):
     def __init__(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None

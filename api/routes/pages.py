@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import APIRouter
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 
 from api.errors import ApiError
 
@@ -34,4 +34,4 @@ def _page(name: str):  # noqa: ANN202 - a FastAPI endpoint
 
 
 for route, filename in PAGES.items():
-    router.add_api_route(route, _page(filename), methods=["GET"])
+    router.add_api_route(route, _page(filename), methods=["GET"], response_class=HTMLResponse)
