@@ -1,15 +1,21 @@
-"""FastAPI dependencies: the running services, their runner and replayer, the API-key guard,
-content-type checks."""
+"""FastAPI dependencies, typed (``SessionDep = Annotated[AsyncSession, Depends(get_session)]``, as
+the FastAPI full-stack template writes them): the running services, their knowledge base, a
+database session per request, the import jobs, the runner and replayer, the API-key guard, content-type checks. A
+route names what it needs as a parameter and opens nothing itself."""
 
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ApiError
+from api.jobs import JobRegistry
 from api.security import SAFE_METHODS
+from retrieval.knowledge import KnowledgeBase
 from runs.replay import Replayer
 from runs.runner import Runner
 from services import Services
@@ -17,21 +23,45 @@ from services import Services
 READ_ONLY_POSTS = frozenset({"/api/knowledge/lookup"})  # the retrieval test changes nothing
 
 
-def get_services(request: Request) -> Services:
-    services = getattr(request.app.state, "services", None)
-    if services is None:
+def started(request: Request, name: str) -> Any:
+    """``app.state.<name>`` once the services are up (``api/boot.py`` publishes them all at once);
+    until then 503 ``starting``. The one place that answers "still starting"."""
+    value = getattr(request.app.state, name, None)
+    if value is None:
         raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
-    return services
+    return value
 
 
-def get_runner(services: Annotated[Services, Depends(get_services)]) -> Runner:
+def get_services(request: Request) -> Services:
+    return started(request, "services")
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+def get_runner(services: ServicesDep) -> Runner:
     """The process's one runner (``Services.runner``): every run is leased and drained alike."""
     return services.runner()
 
 
-def get_replayer(services: Annotated[Services, Depends(get_services)]) -> Replayer:
+def get_replayer(services: ServicesDep) -> Replayer:
     """The replayer on that runner (``Services.replayer``)."""
     return services.replayer()
+
+
+def get_jobs(request: Request) -> JobRegistry:
+    return started(request, "jobs")
+
+
+def get_knowledge(services: ServicesDep) -> KnowledgeBase:
+    return services.kb
+
+
+async def get_session(services: ServicesDep) -> AsyncIterator[AsyncSession]:
+    """One database session for the route; closed when the route returns (``scope="function"``),
+    before the response is sent, as a route's own ``async with`` closed it."""
+    async with services.db.session() as session:
+        yield session
 
 
 def require_api_key(request: Request, x_api_key: Annotated[str | None, Header()] = None) -> None:
@@ -61,7 +91,9 @@ def json_body(request: Request) -> None:
         )
 
 
-ServicesDep = Annotated[Services, Depends(get_services)]
+KnowledgeDep = Annotated[KnowledgeBase, Depends(get_knowledge)]
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+JobsDep = Annotated[JobRegistry, Depends(get_jobs)]
 RunnerDep = Annotated[Runner, Depends(get_runner)]
 ReplayerDep = Annotated[Replayer, Depends(get_replayer)]
 Guarded = [Depends(require_api_key)]  # on every API router

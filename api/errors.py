@@ -2,6 +2,10 @@
 
 User mistakes map to 4xx with a message saying how to fix them; an unreachable store is 503; only a
 real fault is a 500, logged with the session id when there is one.
+
+Below ``api/`` an error says what happened in domain terms: its ``code`` is its kind
+(``document_not_found``, ``conversation_busy``, …). ``DOMAIN_STATUS`` is the one place a kind gets
+its HTTP status, and one handler answers every domain error with it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,31 @@ from retrieval.l1.store import StoreUnavailable
 from retrieval.writing.errors import KnowledgeError
 
 log = logging.getLogger("superbiz.api")
+
+# A domain error's kind → its HTTP status (the kinds are the ``code`` of the classes below).
+DOMAIN_STATUS = {
+    "bad_request": 400,
+    "invalid_upload": 400,
+    "invalid_feedback": 400,
+    "document_not_found": 404,
+    "session_not_found": 404,
+    "document_exists": 409,
+    "import_in_progress": 409,
+    "conversation_busy": 409,
+    "file_too_large": 413,
+    "unsupported_file_type": 415,
+    "invalid_document": 422,
+    "invalid_chunk_params": 422,
+    "vector_store_damaged": 503,
+    "storage_full": 507,
+}
+# Raised below api/ with a ``code`` (and, when busy, ``retry_after_s``); subclasses included.
+DOMAIN_ERRORS: tuple[type[Exception], ...] = (
+    KnowledgeError,
+    FeedbackError,
+    SessionNotFound,
+    ConversationBusy,
+)
 
 HTTP_CODES = {
     400: "bad_request",
@@ -44,6 +73,11 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     from api.schemas import ErrorBody
 
     return {code: {"model": ErrorBody} for code in codes}
+
+
+def event_stream(description: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for a 200 that is a Server-Sent Events stream."""
+    return {200: {"description": description, "content": {"text/event-stream": {}}}}
 
 
 class ApiError(Exception):
@@ -82,27 +116,32 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "the request does not match the schema; see /docs"
 
 
+async def _fault(request: Request, exc: Exception) -> JSONResponse:
+    session = request.path_params.get("session_id") or request.headers.get("x-session-id") or "-"
+    log.exception(
+        "unhandled error on %s %s (session %s)", request.method, request.url.path, session
+    )
+    return error(500, "internal_error", "an internal error occurred; it has been logged")
+
+
+async def _domain(request: Request, exc: Exception) -> JSONResponse:
+    """Every domain error: its kind as the code, the status its kind maps to, its message."""
+    code = getattr(exc, "code", None)
+    status = DOMAIN_STATUS.get(code) if isinstance(code, str) else None
+    if status is None:  # a kind nobody mapped is a fault (tests/test_api_contract.py)
+        return await _fault(request, exc)
+    retry = getattr(exc, "retry_after_s", None)
+    headers = {"Retry-After": str(retry)} if retry is not None else None
+    return error(status, code, str(exc), headers)
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
         return error(exc.status, exc.code, exc.message, exc.headers)
 
-    @app.exception_handler(KnowledgeError)
-    async def _knowledge(_: Request, exc: KnowledgeError) -> JSONResponse:
-        return error(exc.status, exc.code, exc.message)
-
-    @app.exception_handler(FeedbackError)
-    async def _feedback(_: Request, exc: FeedbackError) -> JSONResponse:
-        return error(exc.status, exc.code, str(exc))
-
-    @app.exception_handler(SessionNotFound)
-    async def _session(_: Request, exc: SessionNotFound) -> JSONResponse:
-        return error(exc.status, exc.code, str(exc))
-
-    @app.exception_handler(ConversationBusy)
-    async def _busy(_: Request, exc: ConversationBusy) -> JSONResponse:
-        retry = {"Retry-After": str(exc.retry_after_s)}
-        return error(409, "conversation_busy", str(exc), retry)
+    for cls in DOMAIN_ERRORS:
+        app.add_exception_handler(cls, _domain)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -131,12 +170,4 @@ def install(app: FastAPI) -> None:
             503, "service_unavailable", f"{which} unreachable; retry shortly (see /healthz)"
         )
 
-    @app.exception_handler(Exception)
-    async def _fault(request: Request, exc: Exception) -> JSONResponse:
-        session = (
-            request.path_params.get("session_id") or request.headers.get("x-session-id") or "-"
-        )
-        log.exception(
-            "unhandled error on %s %s (session %s)", request.method, request.url.path, session
-        )
-        return error(500, "internal_error", "an internal error occurred; it has been logged")
+    app.add_exception_handler(Exception, _fault)

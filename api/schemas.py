@@ -277,6 +277,33 @@ class ReplayRequest(Camel):
     checkpoint_id: str | None = Field(default=None, max_length=64)
 
 
+class RunOut(Camel):
+    """A run that was continued (resume, or replay from a checkpoint)."""
+
+    session_id: str
+    thread_id: str
+    status: str = Field(description="SUCCESS or FAILED")
+    answer: str | None
+    error: str | None
+
+
+class ReplayReport(Camel):
+    """A rerun with the recorded model outputs, compared with the recording step by step."""
+
+    original_session_id: str
+    replay_session_id: str
+    identical: bool
+    first_divergence: dict[str, Any] | None = Field(description="the first of ``differences``")
+    differences: list[dict[str, Any]] = Field(description="step, tool result and answer diffs")
+    replay_notes: list[dict[str, Any]] = Field(
+        description="model calls that met the tape out of step (another agent, input, extra call)"
+    )
+    recorded_steps: int
+    replayed_steps: int
+    same_answer: bool
+    status: str = Field(description="the replayed run's status")
+
+
 class Checkpoint(Camel):
     checkpoint_id: str
     step: int | None
@@ -294,6 +321,7 @@ class JobOut(Camel):
     summary: dict[str, Any] | None
     error: str | None
     first: bool = Field(False, description="the server's first import of an empty knowledge base")
+    recovery: bool = Field(False, description="re-importing what an interrupted import left")
     embedding: dict[str, int] | None = Field(
         None,
         description="while files first..last (1-based) are embedded: done of total chunks",
@@ -306,6 +334,21 @@ class DomainOut(Camel):
     document_count: int
     source: str
     updated_at: datetime
+
+
+class Deleted(Camel):
+    deleted: str = Field(description="the id of the document removed")
+
+
+class LookupResponse(Camel):
+    """The retrieval test's answer. ``settings`` follows the lookup knobs (``top_k``, thresholds,
+    weights, judge, ``overridden``): left open, so a new knob needs no change here."""
+
+    result: dict[str, Any] = Field(description="what the model would see (the tool's payload)")
+    scores: dict[str, Any] = Field(description="every raw score: L0 matches, dense / BM25 / RRF")
+    settings: dict[str, Any] = Field(
+        description="what the lookup ran with, and what was overridden"
+    )
 
 
 OPAQUE = {

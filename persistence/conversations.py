@@ -27,7 +27,10 @@ ATTEMPTS = 3  # a row that expires between our UPDATE and INSERT, or a MySQL dea
 
 
 class ConversationBusy(Exception):
-    """Another turn of this conversation is running right now."""
+    """Another turn of this conversation is running right now; ``retry_after_s``: when its lease
+    ends at the latest."""
+
+    code = "conversation_busy"
 
     def __init__(self, thread_id: str, session_id: str | None, retry_after_s: int) -> None:
         self.thread_id, self.session_id, self.retry_after_s = thread_id, session_id, retry_after_s

@@ -12,12 +12,12 @@ FEEDBACK_VALUES = ("useful", "not_useful")
 
 
 class FeedbackError(ValueError):
-    status = 400
+    """Not a feedback value this service knows; ``code`` is the kind (the API maps it)."""
+
     code = "invalid_feedback"
 
 
 class SessionNotFound(LookupError):
-    status = 404
     code = "session_not_found"
 
 

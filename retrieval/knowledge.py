@@ -180,8 +180,32 @@ class KnowledgeBase:
             out["vectors_error"] = failures.describe(exc, vector_store=self.store.uri)
         return out
 
+    async def stored_chunks(self, doc_id: str) -> StoredChunks:
+        """One document's chunks as the vector store holds them, in order, each with
+        ``token_count`` (the embedding model's tokens of its indexed text; None when the model
+        cannot count); when the store cannot be read, none, and why in words."""
+        try:
+            rows = await asyncio.to_thread(self.store.chunks_of, doc_id)
+        except Exception as exc:
+            log.warning("chunks of %s unavailable", doc_id, exc_info=True)
+            return StoredChunks([], failures.describe(exc, vector_store=self.store.uri))
+        count = getattr(self.store.embeddings, "count_tokens", None)
+
+        def counted() -> list[dict[str, Any]]:
+            return [
+                r | {"token_count": count(str(r.get("text", ""))) if count else None} for r in rows
+            ]
+
+        return StoredChunks(await asyncio.to_thread(counted))
+
     async def close(self) -> None:
         self.store.close()
+
+
+@dataclass
+class StoredChunks:
+    chunks: list[dict[str, Any]]
+    unavailable: str | None = None  # why the vector store could not be read
 
 
 class _LazyReadability:

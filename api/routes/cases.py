@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import Guarded, JsonBody, ServicesDep
+from api.deps import Guarded, JsonBody, ServicesDep, SessionDep
 from api.errors import ApiError, responses
 from api.eval_schemas import CheckOut, ScenarioDraftOut, ScenarioSaved, ScenarioSaveRequest
 from api.insight_schemas import EXCERPT_CHARS, CaseDetail, CasePage, CaseSummary
@@ -29,7 +29,7 @@ def _summary(row: Any) -> CaseSummary:
 
 @router.get("", response_model=CasePage, responses=ERRORS)
 async def list_cases(
-    services: ServicesDep,
+    session: SessionDep,
     q: Annotated[
         str | None,
         Query(max_length=200, description="text in the title, problem, root cause or solution"),
@@ -38,8 +38,9 @@ async def list_cases(
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
     """Cases newest first, ``pageSize`` per page; ``q`` filters by text."""
-    async with services.db.session() as s:
-        result = await cases_repo.list_cases(s, q=q, limit=page_size, offset=(page - 1) * page_size)
+    result = await cases_repo.list_cases(
+        session, q=q, limit=page_size, offset=(page - 1) * page_size
+    )
     return CasePage(
         items=[_summary(r) for r in result.items],
         total=result.total,
@@ -50,22 +51,21 @@ async def list_cases(
 
 
 @router.get("/{case_id}", response_model=CaseDetail, responses=ERRORS)
-async def get_case(services: ServicesDep, case_id: str) -> Any:
+async def get_case(session: SessionDep, case_id: str) -> Any:
     """One case in full, with the session it was filed from."""
-    async with services.db.session() as s:
-        case = await cases_repo.get_case(s, case_id)
-        if case is None:
-            raise ApiError(
-                404,
-                "case_not_found",
-                f"case {case_id} does not exist (it may have been retracted); "
-                "list the cases with GET /api/cases",
-            )
-        session = await repo.get_session(s, case.session_id)
+    case = await cases_repo.get_case(session, case_id)
+    if case is None:
+        raise ApiError(
+            404,
+            "case_not_found",
+            f"case {case_id} does not exist (it may have been retracted); "
+            "list the cases with GET /api/cases",
+        )
+    filed_from = await repo.get_session(session, case.session_id)
     detail = CaseDetail.model_validate({**case.model_dump(), "session": None})
-    if session is not None:
-        detail.session = SessionSummary.model_validate(session)
-        detail.session.evidence_score = (session.self_evaluation or {}).get("evidence_score")
+    if filed_from is not None:
+        detail.session = SessionSummary.model_validate(filed_from)
+        detail.session.evidence_score = (filed_from.self_evaluation or {}).get("evidence_score")
     return detail
 
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
 from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
-from api.errors import ApiError, responses
+from api.errors import ApiError, event_stream, responses
 from api.schemas import (
     AiOpsRequest,
     ChatRequest,
@@ -28,6 +28,10 @@ ERRORS = responses(400, 401, 403, 404, 409, 415, 422, 503)  # 409: conversation_
 # LangGraph Studio beside this server sends its runs here (graph/served_graph.py); they are
 # recorded as Studio runs. Any other value is an ordinary user run.
 OriginHeader = Header(None, alias="X-Session-Origin", include_in_schema=False)
+SSE = event_stream(
+    "Server-Sent Events, one per step of the run (the event's name is its type, its data a JSON "
+    "object), ending with done or error"
+)
 
 
 def _origin(value: str | None) -> str | None:
@@ -66,8 +70,9 @@ async def chat(
 
 @router.post(
     "/chat_stream",
+    response_class=EventSourceResponse,
     dependencies=JsonBody,
-    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+    responses=ERRORS | SSE,
 )
 async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceResponse:
     """The same run as ``/api/chat``, streamed: session, node, tool_call, tool_result, token, answer,
@@ -79,8 +84,9 @@ async def chat_stream(body: ChatRequest, runner: RunnerDep) -> EventSourceRespon
 
 @router.post(
     "/ai_ops",
+    response_class=EventSourceResponse,
     dependencies=JsonBody,
-    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+    responses=ERRORS | SSE,
 )
 async def ai_ops(
     runner: RunnerDep, body: AiOpsRequest | None = None, origin: str | None = OriginHeader

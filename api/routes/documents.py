@@ -3,17 +3,17 @@ enable/disable, re-index, delete."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Path, Query, UploadFile
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.deps import Guarded, JsonBody, ServicesDep
+from api.deps import Guarded, JsonBody, KnowledgeDep, SessionDep
 from api.errors import ApiError, responses
 from api.schemas import (
     Chunk,
+    Deleted,
     Document,
     DocumentDetail,
     DocumentPage,
@@ -25,10 +25,8 @@ from api.schemas import (
 from persistence import document_repository as docs_repo
 from persistence.models import DocumentStatus
 from retrieval.parsing.doc_fields import MAX_LENGTHS, DocFields, clean_text
-from retrieval.writing import failures
 from retrieval.writing.enablement import set_enabled
 
-log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/documents", tags=["documents"], dependencies=Guarded)
 ERRORS = responses(400, 401, 403, 404, 409, 413, 415, 422, 503, 507)
 StatusFilter = Annotated[
@@ -41,9 +39,8 @@ FaultSourceFilter = Annotated[
 TOKENS = "in embedding-model tokens; the model's window is the limit (docs/api.md)"
 
 
-async def _document(services: Any, doc_id: str) -> Any:
-    async with services.db.session() as s:
-        row = await docs_repo.get_document(s, doc_id)
+async def _document(session: AsyncSession, doc_id: str) -> Any:
+    row = await docs_repo.get_document(session, doc_id)
     if row is None:
         raise ApiError(404, "document_not_found", f"document {doc_id} does not exist")
     return row
@@ -51,7 +48,8 @@ async def _document(services: Any, doc_id: str) -> Any:
 
 @router.post("/upload", status_code=201, response_model=UploadResponse, responses=ERRORS)
 async def upload(
-    services: ServicesDep,
+    kb: KnowledgeDep,
+    session: SessionDep,
     file: Annotated[UploadFile, File(description=".md, .markdown or .txt")],
     category: Annotated[str, Form(max_length=64, description="lowercase, e.g. infrastructure")],
     replace: Annotated[bool, Form()] = False,
@@ -74,7 +72,7 @@ async def upload(
 ) -> Any:
     """Store the file under ``knowledge_base/<category>/`` and index it (L0 + L1). The form's
     fields win over the same keys in the file's frontmatter."""
-    ing = services.kb.ingestion
+    ing = kb.ingestion
     # Name, category and declared size are checked before the body is read.
     ing.check_upload(file.filename or "", category, file.size)
     fields = DocFields(
@@ -86,13 +84,13 @@ async def upload(
     )
     data = await file.read(ing.max_upload_bytes + 1)
     result = await ing.upload(file.filename or "", data, category, replace=replace, fields=fields)
-    doc = await _document(services, result.doc_id) if result.doc_id else None
+    doc = await _document(session, result.doc_id) if result.doc_id else None
     return UploadResponse(document=doc, result=FileResultOut(**asdict(result)))
 
 
 @router.get("", response_model=DocumentPage, responses=ERRORS)
 async def list_documents(
-    services: ServicesDep,
+    session: SessionDep,
     status: StatusFilter = None,
     category: Annotated[str | None, Query(max_length=64)] = None,
     fault_source: FaultSourceFilter = None,
@@ -105,87 +103,77 @@ async def list_documents(
     page: Annotated[int, Query(ge=1, le=100000)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
-    async with services.db.session() as s:
-        result = await docs_repo.list_documents(
-            s,
-            status=status.value if status else None,
-            category=category,
-            fault_source=fault_source,
-            enabled=enabled,
-            q=q,
-            limit=page_size,
-            offset=(page - 1) * page_size,
-        )
+    result = await docs_repo.list_documents(
+        session,
+        status=status.value if status else None,
+        category=category,
+        fault_source=fault_source,
+        enabled=enabled,
+        q=q,
+        limit=page_size,
+        offset=(page - 1) * page_size,
+    )
     return DocumentPage(items=result.items, total=result.total, page=page, page_size=page_size)
 
 
 @router.get("/faultSources", response_model=list[FaultSourceCount], responses=ERRORS)
-async def list_fault_sources(services: ServicesDep) -> Any:
+async def list_fault_sources(session: SessionDep) -> Any:
     """Every fault source documents name, with how many documents (for a filter's choices)."""
-    async with services.db.session() as s:
-        pairs = await docs_repo.fault_sources(s)
+    pairs = await docs_repo.fault_sources(session)
     return [FaultSourceCount(fault_source=name, documents=n) for name, n in pairs]
 
 
 @router.get("/faultSource/{fault_source}", response_model=DocumentPage, responses=ERRORS)
 async def by_fault_source(
-    services: ServicesDep,
+    session: SessionDep,
     fault_source: Annotated[str, Path(max_length=MAX_FAULT_SOURCE)],
     page: Annotated[int, Query(ge=1, le=100000)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
     """The seed's path: the documents of one fault source (as ``GET /api/documents?faultSource=``)."""
-    return await list_documents(services, fault_source=fault_source, page=page, page_size=page_size)
+    return await list_documents(session, fault_source=fault_source, page=page, page_size=page_size)
 
 
 @router.get("/{doc_id}", response_model=DocumentDetail, responses=ERRORS)
-async def get_document(services: ServicesDep, doc_id: str) -> Any:
+async def get_document(kb: KnowledgeDep, session: SessionDep, doc_id: str) -> Any:
     """Metadata, status, error and the indexed chunks with their breadcrumbs."""
-    row = await _document(services, doc_id)
-    unavailable = None
-    try:
-        rows = await asyncio.to_thread(services.kb.store.chunks_of, doc_id)
-    except Exception as exc:  # the vector store being down must not hide the document
-        log.warning("chunks of %s unavailable", doc_id, exc_info=True)
-        reason = failures.describe(exc, vector_store=services.kb.store.uri)
-        rows, unavailable = [], f"chunks are unavailable: {reason}"
-    count = getattr(services.kb.store.embeddings, "count_tokens", None)
-    chunks = await asyncio.to_thread(_chunks, rows, count)
+    row = await _document(session, doc_id)
+    await session.close()  # the read is done: no connection held while the vector store answers
+    stored = await kb.stored_chunks(doc_id)  # the store being down must not hide the document
     detail = DocumentDetail.model_validate(row)
-    detail.chunks = chunks
-    detail.chunks_unavailable = unavailable
+    detail.chunks = [_chunk(c) for c in stored.chunks]
+    if stored.unavailable:
+        detail.chunks_unavailable = f"chunks are unavailable: {stored.unavailable}"
     return detail
 
 
-def _chunks(rows: list[dict[str, Any]], count: Any) -> list[Chunk]:
-    """The stored chunks as shown: the text without its breadcrumb line (the breadcrumb is shown
+def _chunk(stored: dict[str, Any]) -> Chunk:
+    """A stored chunk as shown: the text without its breadcrumb line (the breadcrumb is shown
     apart), the token count of what was embedded."""
-    out = []
-    for r in rows:
-        crumb, indexed = r.get("breadcrumb", ""), str(r.get("text", ""))
-        text = indexed.removeprefix(f"{crumb}\n\n") if crumb else indexed
-        tokens = count(indexed) if count else None
-        out.append(Chunk(index=r["chunk_index"], breadcrumb=crumb, text=text, token_count=tokens))
-    return out
-
-
-@router.patch("/{doc_id}", response_model=Document, dependencies=JsonBody, responses=ERRORS)
-async def patch_document(services: ServicesDep, doc_id: str, body: DocumentPatch) -> Any:
-    """``{"enabled": false}`` keeps the document but no lookup (L0 or L1) returns it any more;
-    ``true`` brings it back without re-embedding."""
-    return await set_enabled(services.kb.ingestion, doc_id, body.enabled)
-
-
-@router.post("/{doc_id}/reindex", response_model=UploadResponse, responses=ERRORS)
-async def reindex(services: ServicesDep, doc_id: str) -> Any:
-    result = await services.kb.ingestion.reindex(doc_id)
-    return UploadResponse(
-        document=await _document(services, doc_id), result=FileResultOut(**asdict(result))
+    crumb, indexed = stored.get("breadcrumb", ""), str(stored.get("text", ""))
+    text = indexed.removeprefix(f"{crumb}\n\n") if crumb else indexed
+    return Chunk(
+        index=stored["chunk_index"], breadcrumb=crumb, text=text, token_count=stored["token_count"]
     )
 
 
-@router.delete("/{doc_id}", responses=ERRORS)
-async def delete_document(services: ServicesDep, doc_id: str) -> dict[str, str]:
+@router.patch("/{doc_id}", response_model=Document, dependencies=JsonBody, responses=ERRORS)
+async def patch_document(kb: KnowledgeDep, doc_id: str, body: DocumentPatch) -> Any:
+    """``{"enabled": false}`` keeps the document but no lookup (L0 or L1) returns it any more;
+    ``true`` brings it back without re-embedding."""
+    return await set_enabled(kb.ingestion, doc_id, body.enabled)
+
+
+@router.post("/{doc_id}/reindex", response_model=UploadResponse, responses=ERRORS)
+async def reindex(kb: KnowledgeDep, session: SessionDep, doc_id: str) -> Any:
+    result = await kb.ingestion.reindex(doc_id)
+    return UploadResponse(
+        document=await _document(session, doc_id), result=FileResultOut(**asdict(result))
+    )
+
+
+@router.delete("/{doc_id}", response_model=Deleted, responses=ERRORS)
+async def delete_document(kb: KnowledgeDep, doc_id: str) -> Any:
     """Removes the row, its vectors, its L0 entries and its file, together."""
-    await services.kb.ingestion.delete(doc_id)
-    return {"deleted": doc_id}
+    await kb.ingestion.delete(doc_id)
+    return Deleted(deleted=doc_id)

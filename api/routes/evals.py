@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import Guarded, ServicesDep
+from api.deps import Guarded, SessionDep
 from api.errors import ApiError, responses
 from api.eval_schemas import EvalResultOut, EvalRunDetail, EvalRunOut, EvalRunPage
 from persistence import eval_runs
@@ -17,13 +17,12 @@ ERRORS = responses(401, 403, 404, 422, 503)
 
 @router.get("/runs", response_model=EvalRunPage, responses=ERRORS)
 async def list_runs(
-    services: ServicesDep,
+    session: SessionDep,
     page: Annotated[int, Query(ge=1, le=100000)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
     """Eval runs newest first: model, commit, prompt version, pass rate, cost."""
-    async with services.db.session() as s:
-        result = await eval_runs.list_runs(s, limit=page_size, offset=(page - 1) * page_size)
+    result = await eval_runs.list_runs(session, limit=page_size, offset=(page - 1) * page_size)
     return EvalRunPage(
         items=[EvalRunOut.model_validate(r) for r in result.items],
         total=result.total,
@@ -33,17 +32,16 @@ async def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=EvalRunDetail, responses=ERRORS)
-async def get_run(services: ServicesDep, run_id: str) -> Any:
+async def get_run(session: SessionDep, run_id: str) -> Any:
     """One eval run with every scenario's checks (failures first) and its sessions."""
-    async with services.db.session() as s:
-        run = await eval_runs.get_run(s, run_id)
-        if run is None:
-            raise ApiError(
-                404,
-                "eval_run_not_found",
-                f"eval run {run_id} does not exist; list them with GET /api/evals/runs",
-            )
-        results = await eval_runs.run_results(s, run_id)
+    run = await eval_runs.get_run(session, run_id)
+    if run is None:
+        raise ApiError(
+            404,
+            "eval_run_not_found",
+            f"eval run {run_id} does not exist; list them with GET /api/evals/runs",
+        )
+    results = await eval_runs.run_results(session, run_id)
     return EvalRunDetail(
         run=EvalRunOut.model_validate(run),
         results=[

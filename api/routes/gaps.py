@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field
 
-from api.deps import Guarded, JsonBody, ServicesDep
+from api.deps import Guarded, JsonBody, ServicesDep, SessionDep
 from api.errors import ApiError, responses
 from api.schemas import Camel, camelize
 from persistence import gaps
@@ -104,14 +104,13 @@ def _gap(g: gaps.Gap) -> GapOut:
 
 @router.get("/gaps", response_model=GapsOut, responses=ERRORS)
 async def knowledge_gaps(
-    services: ServicesDep, since: Since = None, until: Until = None, stale_days: StaleDays = 180
+    session: SessionDep, since: Since = None, until: Until = None, stale_days: StaleDays = 180
 ) -> Any:
     """(a) alerts that fired and found no runbook or only REFERENCE, by alert name; (b) questions
     answered "not found", clustered; (c) runbooks no lookup returned; (d) old runbooks whose
     alerts keep firing. User and Studio traffic only (not replays or eval runs)."""
     window = _window(since, until)
-    async with services.db.session() as s:
-        found = await read_gaps(s, window, stale_days)
+    found = await read_gaps(session, window, stale_days)
     return GapsOut(
         since=window.since,
         until=window.until,
@@ -138,13 +137,13 @@ async def _fill(services: Any, skeleton: str) -> str | None:
 
 
 @router.post("/gaps/draft", response_model=DraftOut, dependencies=JsonBody, responses=ERRORS)
-async def draft_runbook(body: DraftRequest, services: ServicesDep) -> Any:
+async def draft_runbook(body: DraftRequest, services: ServicesDep, session: SessionDep) -> Any:
     """A runbook for one gap: frontmatter (the alert name as keyword), Meaning / Impact /
     Diagnosis / Mitigation and the evidence of the sessions that hit it. Offline a skeleton;
     with a hosted model (LLM_BASE_URL) filled in."""
     window = _window(body.since, body.until)
-    async with services.db.session() as s:
-        found = await read_gaps(s, window, body.stale_days)
+    found = await read_gaps(session, window, body.stale_days)
+    await session.close()  # the read is done: no connection held while the model writes
     gap = next((g for g in found[KINDS[body.kind]] if g.key == body.key), None)
     if gap is None:
         raise ApiError(

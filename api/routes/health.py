@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from api.status_schemas import Health
 
 router = APIRouter(tags=["ops"])
+NOT_OK = "starting, failed, or the database unreachable or refusing writes"
 
 
-@router.get("/healthz")
-async def healthz(request: Request) -> JSONResponse:
+@router.get(
+    "/healthz",
+    response_model=Health,
+    response_model_exclude_unset=True,
+    responses={503: {"model": Health, "description": NOT_OK}},
+)
+async def healthz(request: Request, response: Response) -> Any:
     """Store status: database, vector store, chat model, documents. 503 while the database is
     unreachable or refuses writes (runs would fail; a read-only file or a full disk still answers
     reads, so writes are probed); 200 "degraded" when the vector store is unusable (L0 still works)
@@ -21,7 +30,8 @@ async def healthz(request: Request) -> JSONResponse:
     boot = getattr(request.app.state, "boot", None)
     start = boot.health() if boot is not None else {}
     if svc is None:
-        return JSONResponse(_not_serving(start), status_code=503)
+        response.status_code = 503
+        return _not_serving(start)
     reachable = await svc.db.ping()
     write_failure = await svc.db.write_failure() if reachable else None
     db_ok = reachable and write_failure is None
@@ -52,7 +62,8 @@ async def healthz(request: Request) -> JSONResponse:
         body["message"] = "the database is unreachable; requests get 503 until it is back"
     elif write_failure:
         body["message"] = f"{write_failure}; runs and uploads get 503 until then"
-    return JSONResponse(body, status_code=200 if db_ok else 503)
+    response.status_code = 200 if db_ok else 503
+    return body
 
 
 def _not_serving(start: dict) -> dict:

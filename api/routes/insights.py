@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from api.deps import Guarded, ServicesDep
+from api.deps import Guarded, SessionDep
 from api.errors import responses
 from api.insight_schemas import Bin, Bucket, Count, FeedbackRates, Insights, ToolLatency
 from api.ranges import moment_range
@@ -66,7 +66,7 @@ def _out(r: Read) -> Insights:
 
 @router.get("", response_model=Insights, responses=ERRORS)
 async def insights(
-    services: ServicesDep,
+    session: SessionDep,
     since: Annotated[
         str | None,
         Query(
@@ -92,6 +92,5 @@ async def insights(
         ("since", "until"), since, until, code="invalid_window", hint="swap them or leave one out"
     )
     window = Window(lo, hi)
-    async with services.db.session() as s:
-        result = await read_insights(s, window, bucket)
+    result = await read_insights(session, window, bucket)
     return _out(result)

@@ -11,38 +11,32 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse
 
-from api.deps import Guarded, JsonBody, ServicesDep
-from api.errors import ApiError, responses
-from api.jobs import JobRegistry
-from api.schemas import DomainOut, JobOut, LookupKnobOut, LookupRequest, camelize
+from api.deps import Guarded, JobsDep, JsonBody, KnowledgeDep, ServicesDep
+from api.errors import ApiError, event_stream, responses
+from api.schemas import DomainOut, JobOut, LookupKnobOut, LookupRequest, LookupResponse, camelize
+from api.status_schemas import KnowledgeStats
 from retrieval.lookup import knobs
 from retrieval.lookup.alert_input import AlertInput
 
 router = APIRouter(prefix="/api", tags=["knowledge"], dependencies=Guarded)
 ERRORS = responses(401, 403, 404, 409, 415, 422, 503)
-
-
-def _jobs(request: Request) -> JobRegistry:
-    jobs = getattr(request.app.state, "jobs", None)
-    if jobs is None:
-        raise ApiError(503, "starting", "the service is still starting; retry in a few seconds")
-    return jobs
+SSE = event_stream("Server-Sent Events: progress, then done (each with the job as JSON)")
 
 
 @router.post("/knowledge/init", status_code=202, response_model=JobOut, responses=ERRORS)
 async def init(
-    request: Request,
-    services: ServicesDep,
+    kb: KnowledgeDep,
+    jobs: JobsDep,
     force: bool = Query(False, description="re-import unchanged files too"),
 ) -> Any:
     """Start importing the knowledge-base folder; follow it at ``/api/knowledge/jobs/{jobId}``."""
-    await services.kb.ingestion.ensure_writable()  # refused before a job starts, not in it
-    return _jobs(request).start(force).view()
+    await kb.ingestion.ensure_writable()  # refused before a job starts, not in it
+    return jobs.start(force).view()
 
 
 @router.get("/knowledge/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
-async def job(request: Request, job_id: str) -> Any:
-    found = _jobs(request).jobs.get(job_id)
+async def job(jobs: JobsDep, job_id: str) -> Any:
+    found = jobs.jobs.get(job_id)
     if found is None:
         raise ApiError(
             404,
@@ -54,11 +48,12 @@ async def job(request: Request, job_id: str) -> Any:
 
 @router.get(
     "/knowledge/jobs/{job_id}/events",
-    responses=ERRORS | {200: {"content": {"text/event-stream": {}}}},
+    response_class=EventSourceResponse,
+    responses=ERRORS | SSE,
 )
-async def job_events(request: Request, job_id: str) -> EventSourceResponse:
+async def job_events(jobs: JobsDep, job_id: str) -> EventSourceResponse:
     """The job's progress as Server-Sent Events until it ends."""
-    found = _jobs(request).jobs.get(job_id)
+    found = jobs.jobs.get(job_id)
     if found is None:
         raise ApiError(404, "job_not_found", f"import job {job_id} is unknown")
 
@@ -76,14 +71,21 @@ async def job_events(request: Request, job_id: str) -> EventSourceResponse:
     return EventSourceResponse(gen())
 
 
-@router.get("/knowledge/stats", responses=ERRORS)
-async def stats(request: Request, services: ServicesDep) -> dict[str, Any]:
+@router.get(
+    "/knowledge/stats",
+    response_model=KnowledgeStats,
+    response_model_exclude_unset=True,
+    responses=ERRORS,
+)
+async def stats(kb: KnowledgeDep, jobs: JobsDep) -> Any:
     """Documents, vectors, per category and per status, and the running import job if any."""
-    running = _jobs(request).running()
-    return camelize(await services.kb.stats() | {"job": running.view() if running else None})
+    running = jobs.running()
+    return camelize(await kb.stats() | {"job": running.view() if running else None})
 
 
-@router.post("/knowledge/lookup", dependencies=JsonBody, responses=ERRORS)
+@router.post(
+    "/knowledge/lookup", response_model=LookupResponse, dependencies=JsonBody, responses=ERRORS
+)
 async def lookup(body: LookupRequest, services: ServicesDep, request: Request) -> dict[str, Any]:
     """Hit testing: one lookup with a fresh session memory, showing what the model would see and
     every raw score (L0 matches, dense / BM25 / RRF per hit). The optional fields override the

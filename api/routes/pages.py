@@ -62,7 +62,7 @@ def _page(page: Page):  # noqa: ANN202 - a FastAPI endpoint
 
 
 for _p in PAGES:
-    router.add_api_route(_p.route, _page(_p), methods=["GET"])
+    router.add_api_route(_p.route, _page(_p), methods=["GET"], response_class=HTMLResponse)
 
 
 class ConsoleAssets(StaticFiles):

@@ -6,12 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import Guarded, JsonBody, ReplayerDep, RunnerDep, ServicesDep
+from api.deps import Guarded, JsonBody, ReplayerDep, RunnerDep, SessionDep
 from api.errors import ApiError, responses
 from api.ranges import day_range
 from api.schemas import (
     Checkpoint,
+    ReplayReport,
     ReplayRequest,
+    RunOut,
     SessionDetail,
     SessionPage,
     SessionSummary,
@@ -37,7 +39,7 @@ def _summary(row: Any, cls: type[SessionSummary] = SessionSummary) -> Any:
 
 @router.get("", response_model=SessionPage, responses=ERRORS)
 async def list_sessions(
-    services: ServicesDep,
+    session: SessionDep,
     status: Annotated[str | None, Query(pattern="^(RUNNING|SUCCESS|FAILED)$")] = None,
     flow: Annotated[str | None, Query(pattern="^(CHAT|AI_OPS)$")] = None,
     origin: Annotated[
@@ -56,18 +58,17 @@ async def list_sessions(
     page_size: Annotated[int, Query(alias="pageSize", ge=1, le=200)] = 20,
 ) -> Any:
     start, end = day_range(created_from, created_to)
-    async with services.db.session() as s:
-        result = await repo.list_sessions(
-            s,
-            status=status,
-            flow=flow,
-            origin=origin,
-            text=(q or "").strip() or None,
-            created_from=start,
-            created_to=end,
-            limit=page_size,
-            offset=(page - 1) * page_size,
-        )
+    result = await repo.list_sessions(
+        session,
+        status=status,
+        flow=flow,
+        origin=origin,
+        text=(q or "").strip() or None,
+        created_from=start,
+        created_to=end,
+        limit=page_size,
+        offset=(page - 1) * page_size,
+    )
     return SessionPage(
         items=[_summary(r) for r in result.items],
         total=result.total,
@@ -77,10 +78,9 @@ async def list_sessions(
 
 
 @router.get("/{session_id}", response_model=SessionTraceOut, responses=ERRORS)
-async def get_session(services: ServicesDep, session_id: str) -> Any:
+async def get_session(session: SessionDep, session_id: str) -> Any:
     """The session with every model step and tool call, as recorded."""
-    async with services.db.session() as s:
-        trace = await repo.get_trace(s, session_id)
+    trace = await repo.get_trace(session, session_id)
     if trace is None:
         raise ApiError(404, "session_not_found", f"session {session_id} does not exist")
     return SessionTraceOut(
@@ -98,7 +98,7 @@ async def checkpoints(replayer: ReplayerDep, session_id: str) -> Any:
         raise ApiError(404, "session_not_found", str(exc)) from None
 
 
-@router.post("/{session_id}/resume", responses=ERRORS | responses(409))
+@router.post("/{session_id}/resume", response_model=RunOut, responses=ERRORS | responses(409))
 async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     """Continue a FAILED (interrupted) run from its last checkpoint — on any worker; the same
     session, with its retrieval memory, and without writing any step twice. 409
@@ -116,7 +116,12 @@ async def resume(runner: RunnerDep, session_id: str) -> dict[str, Any]:
     return camelize(result.__dict__)
 
 
-@router.post("/{session_id}/replay", dependencies=JsonBody, responses=ERRORS)
+@router.post(
+    "/{session_id}/replay",
+    response_model=ReplayReport | RunOut,
+    dependencies=JsonBody,
+    responses=ERRORS,
+)
 async def replay(
     replayer: ReplayerDep, session_id: str, body: ReplayRequest | None = None
 ) -> dict[str, Any]:

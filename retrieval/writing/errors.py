@@ -1,10 +1,11 @@
-"""Errors a knowledge-base caller can act on; the HTTP layer maps ``status`` to the response."""
+"""Errors a knowledge-base caller can act on. Each says what happened in the knowledge base's own
+terms: ``code`` is its kind (``document_not_found``, ``storage_full``, …), the message says what to
+do. What a kind means over HTTP is the API's business (``api/errors.py``)."""
 
 from __future__ import annotations
 
 
 class KnowledgeError(Exception):
-    status = 400
     code = "bad_request"
 
     def __init__(self, message: str) -> None:
@@ -13,49 +14,49 @@ class KnowledgeError(Exception):
 
 
 class UnsupportedFileType(KnowledgeError):
-    status, code = 415, "unsupported_file_type"
+    code = "unsupported_file_type"
 
 
 class FileTooLarge(KnowledgeError):
-    status, code = 413, "file_too_large"
+    code = "file_too_large"
 
 
 class InvalidUpload(KnowledgeError):
-    status, code = 400, "invalid_upload"
+    code = "invalid_upload"
 
 
 class InvalidDocument(KnowledgeError):
     """The file's content cannot be imported (empty, not UTF-8, bad frontmatter, …)."""
 
-    status, code = 422, "invalid_document"
+    code = "invalid_document"
 
 
 class InvalidChunking(KnowledgeError):
     """Chunk size or overlap outside what the embedding model's window allows."""
 
-    status, code = 422, "invalid_chunk_params"
+    code = "invalid_chunk_params"
 
 
 class StorageFull(KnowledgeError):
-    status, code = 507, "storage_full"
+    code = "storage_full"
 
 
 class DocumentExists(KnowledgeError):
-    status, code = 409, "document_exists"
+    code = "document_exists"
 
 
 class DocumentNotFound(KnowledgeError):
-    status, code = 404, "document_not_found"
+    code = "document_not_found"
 
 
 class ImportInProgress(KnowledgeError):
-    status, code = 409, "import_in_progress"
+    code = "import_in_progress"
 
 
 class VectorStoreDamaged(KnowledgeError):
     """The vector store answers but cannot be written to (its files were removed under it)."""
 
-    status, code = 503, "vector_store_damaged"
+    code = "vector_store_damaged"
 
 
 class MilvusFileInUse(ValueError):
