@@ -2,7 +2,8 @@
 
 Shape: ``state.py`` (one state for both graphs, input schemas, the per-run reset), ``context.py``
 (per-run knobs, Studio-editable), ``deps.py`` (what the nodes need), ``chat.py`` / ``aiops.py`` /
-``loop.py``, ``graphs.py`` (compiled in one place), ``nodes.py``, ``routing.py`` (simple/complex,
+``loop.py``, ``executor.py`` (a plan step as a subgraph that returns a ``StepReport``),
+``graphs.py`` (compiled in one place), ``nodes.py``, ``routing.py`` (simple/complex,
 symptoms), ``rules.py`` (deterministic loop rules, the default supervisor), ``served_graph.py``
 (Studio beside a running server), ``prompts.py``.
 Answers: ``compact.py`` (the bounded context the executor and assistant see), ``evidence.py``,

@@ -12,17 +12,18 @@ from graph.state import SCRATCH, AgentState, ChatInput
 from tools.errors import tool_error_text
 
 
-def build_chat_graph(agents: Agents, tools: list) -> StateGraph:
+def build_chat_graph(agents: Agents) -> StateGraph:
     g = StateGraph(AgentState, context_schema=Context, input_schema=ChatInput)
     g.add_node("begin", begin("CHAT"))
     g.add_node("classify", agents.classify)
     g.add_node("assistant", agents.assistant)
     g.add_node(
-        "assistant_tools", ToolNode(tools, messages_key=SCRATCH, handle_tool_errors=tool_error_text)
+        "assistant_tools",
+        ToolNode(agents.deps.tools, messages_key=SCRATCH, handle_tool_errors=tool_error_text),
     )
     g.add_node("finish_simple", agents.finish_simple)
     g.add_node("answer", agents.answer)
-    add_loop(g, agents, tools, ending="answer")
+    add_loop(g, agents, ending="answer")
     g.add_edge(START, "begin")
     g.add_edge("begin", "classify")
     g.add_conditional_edges(

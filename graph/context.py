@@ -103,3 +103,9 @@ class Context(LookupKnobs):
     def from_mapping(cls, values: dict[str, Any] | None) -> Context:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (values or {}).items() if k in names})
+
+
+def run_context(runtime: Any) -> Context:
+    """A node's run context: the ``Runtime``'s, or the defaults when a graph runs without one."""
+    ctx = getattr(runtime, "context", None)
+    return ctx if isinstance(ctx, Context) else Context()

@@ -54,6 +54,27 @@ class Evidence:
         return out
 
 
+def result_text(msg: ToolMessage) -> str:
+    """A tool result's text, as the model read it."""
+    return (
+        msg.content if isinstance(msg.content, str) else json.dumps(msg.content, ensure_ascii=False)
+    )
+
+
+def result_data(msg: ToolMessage) -> dict[str, Any]:
+    """The JSON object a tool returned (``{}`` for plain text, an error or a list).
+
+    It is read from the content, not the ``artifact``: the content is what the model was shown
+    (a lookup's documents, the alerts, the log lines), while a lookup's artifact is its scores
+    record — it has the relevance level and the domains served, not the documents, their sources
+    or the message — and the other tools return no artifact."""
+    try:
+        data = json.loads(result_text(msg))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def collect(messages: Sequence[AnyMessage]) -> list[Evidence]:
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     out: list[Evidence] = []
@@ -63,21 +84,8 @@ def collect(messages: Sequence[AnyMessage]) -> list[Evidence]:
                 calls[tc["id"] or ""] = (tc["name"], tc.get("args") or {})
         elif isinstance(m, ToolMessage):
             name, args = calls.get(m.tool_call_id, (m.name or "", {}))
-            text = (
-                m.content
-                if isinstance(m.content, str)
-                else json.dumps(m.content, ensure_ascii=False)
-            )
             ok = getattr(m, "status", "success") != "error"
-            try:
-                data = json.loads(text)
-            except ValueError:
-                data = {}
-            out.append(
-                Evidence(
-                    name, args, m.tool_call_id, ok, text, data if isinstance(data, dict) else {}
-                )
-            )
+            out.append(Evidence(name, args, m.tool_call_id, ok, result_text(m), result_data(m)))
     return out
 
 

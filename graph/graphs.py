@@ -25,8 +25,6 @@ class Graphs:
 def compile_graphs(deps: AgentDeps, checkpointer: BaseCheckpointSaver | None = None) -> Graphs:
     agents = Agents(deps)
     return Graphs(
-        chat=build_chat_graph(agents, deps.tools).compile(checkpointer=checkpointer, name="chat"),
-        aiops=build_aiops_graph(agents, deps.tools).compile(
-            checkpointer=checkpointer, name="aiops"
-        ),
+        chat=build_chat_graph(agents).compile(checkpointer=checkpointer, name="chat"),
+        aiops=build_aiops_graph(agents).compile(checkpointer=checkpointer, name="aiops"),
     )

@@ -18,15 +18,16 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from graph.compact import compact
-from graph.context import Context
+from graph.context import Context, run_context
 from graph.deps import AgentDeps
 from graph.evidence import alerts, collect
+from graph.executor import StepInput, StepOutput
 from graph.extractive import extractive_answer
 from graph.findings import answer_evidence
 from graph.report import build_report
 from graph.routing import classify, symptom_domains, symptoms
-from graph.rules import Agent, aiops_step, next_agent, step_settled
-from graph.state import AgentState, Flow, PlanStep, StepReport, asked_in_messages, run_start
+from graph.rules import Agent, aiops_step, next_agent
+from graph.state import AgentState, Flow, PlanStep, asked_in_messages, run_start
 
 HISTORY_MESSAGES = 6  # earlier conversation turns shown to the simple assistant
 
@@ -79,18 +80,8 @@ def _firing_alert(state: AgentState, name: str) -> dict[str, Any] | None:
     return None
 
 
-def _ctx(runtime: Runtime[Context] | None) -> Context:
-    ctx = getattr(runtime, "context", None)
-    return ctx if isinstance(ctx, Context) else Context()
-
-
 def _text(msg: AnyMessage | None) -> str:
     return msg.content if isinstance(msg, AIMessage) and isinstance(msg.content, str) else ""
-
-
-def _step_messages(state: AgentState) -> list[AnyMessage]:
-    plan = state["plan"]
-    return state["scratch"][plan["step_start"] if plan else 0 :]
 
 
 def _map_focus(view: dict[str, Any]) -> list[str]:
@@ -121,16 +112,11 @@ def begin(
     return begin
 
 
-def plan_steps(decided: Plan, scratch_len: int) -> list[PlanStep]:
+def plan_steps(decided: Plan) -> list[PlanStep]:
     """The planner's decision as state steps: the first is current, the rest are queued. A plan
     marked finish ends after its last step; with no steps it is the finish step itself."""
     if not decided.steps:
-        done: PlanStep = {
-            **Step().model_dump(),
-            "finish": True,
-            "executed": False,
-            "step_start": scratch_len,
-        }  # type: ignore[typeddict-item]
+        done: PlanStep = {**Step().model_dump(), "finish": True, "executed": False}  # type: ignore[typeddict-item]
         return [done]
     last = len(decided.steps) - 1
     return [
@@ -138,7 +124,6 @@ def plan_steps(decided: Plan, scratch_len: int) -> list[PlanStep]:
             **step.model_dump(),  # type: ignore[typeddict-item]
             "finish": False,
             "executed": False,
-            "step_start": scratch_len,
             "final": decided.finish and i == last,
         }
         for i, step in enumerate(decided.steps)
@@ -175,13 +160,10 @@ class Agents:
         named = self.deps.named_domains(q)
         if len(named) >= 2:  # several domains: one symptom spanning them, or several symptoms?
             named = symptom_domains(q, self.deps.named_domains) or set(sorted(named)[:1])
-        route = classify(q, named)
-        return Command(
-            goto="assistant" if route == "simple" else "supervisor", update={"route": route}
-        )
+        return Command(goto="assistant" if classify(q, named) == "simple" else "supervisor")
 
     async def assistant(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        ctx = _ctx(runtime)
+        ctx = run_context(runtime)
         scratch = state["scratch"]
         if sum(1 for m in scratch if isinstance(m, AIMessage)) >= ctx.max_executor_steps:
             final = extractive_answer(state["question"], collect(scratch))
@@ -194,7 +176,7 @@ class Agents:
             history,
         )
         reply = await self._model("assistant", ctx, tools=True).ainvoke(messages)
-        return {"scratch": [reply], "executor_steps": 1}
+        return {"scratch": [reply]}
 
     async def finish_simple(self, state: AgentState) -> dict[str, Any]:
         scratch = state["scratch"]
@@ -212,7 +194,7 @@ class Agents:
 
         The default (``Context.supervisor = "rules"``) routes from the plan state with no model
         call: the supervisor's turn used to be a model call that mostly restated the plan."""
-        ctx = _ctx(runtime)
+        ctx = run_context(runtime)
         if state["supervisor_turns"] >= ctx.max_supervisor_turns:
             return "finish", {"stop_reason": "max_supervisor_turns", "supervisor_turns": 1}
         nxt, _ = next_agent(state["plan"])
@@ -262,7 +244,7 @@ class Agents:
         return view
 
     async def planner(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        ctx = _ctx(runtime)
+        ctx = run_context(runtime)
         view = self._planner_view(state)
         if state["flow"] == "AI_OPS" and not view["alerts_checked"]:
             # An alert analysis always starts by listing the alerts: no model call to decide that.
@@ -274,20 +256,15 @@ class Agents:
             system = self.deps.prompts.planner(state["flow"], knowledge_map, ctx.planner_prompt)
             # A model that answers in prose instead of a plan: finish rather than loop.
             decided = await self._decide("planner", ctx, Plan, system, view) or Plan(finish=True)
-        steps = plan_steps(decided, len(state["scratch"]))
+        steps = plan_steps(decided)
         return {"plan": steps[0], "plan_queue": steps[1:], "planner_turns": 1}
 
-    async def executor(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        ctx = _ctx(runtime)
+    def step_input(self, state: AgentState) -> StepInput:
+        """What the executor subgraph gets for the current step: the step, its task message (the
+        instruction, the step's spec and the question; an alert step also gets the alert as
+        listed, in the shape ``lookup_knowledge`` takes) and the run's lookup memory."""
         plan = state["plan"]
         assert plan is not None, "the supervisor routes to the executor only with a plan step"
-        mine = _step_messages(state)
-        if sum(1 for m in mine if isinstance(m, AIMessage)) >= ctx.max_executor_steps:
-            note = (
-                extractive_answer(plan["instruction"], collect(mine), report=True)
-                + "\n\n（执行步数已达上限，本步结束）"
-            )
-            return {"scratch": [AIMessage(content=note)], "stop_reason": "max_executor_steps"}
         spec: dict[str, Any] = {
             k: plan[k]  # type: ignore[literal-required]
             for k in ("instruction", "domains", "query", "service", "alert", "tools")
@@ -295,46 +272,39 @@ class Agents:
         }
         spec["question"] = state["question"]
         if plan["alert"] and (firing := _firing_alert(state, plan["alert"])):
-            spec["firing_alert"] = firing  # lookup_knowledge's `alert` argument, as listed
-        task = f"{plan['instruction']}\n\n{_block(spec)}"
-        system = self._prompt(f"{_flow(state)}_executor", ctx.executor_prompt)
-        reply = await self._model("executor", ctx, tools=True).ainvoke(compact(system, task, mine))
-        return {"scratch": [reply], "executor_steps": 1}
-
-    def after_tools(self, state: AgentState) -> Literal["executor", "executor_done"]:
-        """Back to the executor model, or — when the tools' results settle the step — straight
-        to its report (``rules.step_settled``)."""
-        plan = state["plan"]
-        settled = plan is not None and step_settled(
-            plan["tools"], _step_messages(state), alert_step=bool(plan["alert"])
-        )
-        return "executor_done" if settled else "executor"
-
-    async def executor_done(self, state: AgentState) -> dict[str, Any]:
-        plan = state["plan"]
-        assert plan is not None, "executor_done follows the executor, which needs a plan step"
-        mine = _step_messages(state)
-        # A step settled by its tool results has no closing model message: report the evidence.
-        text = _text(mine[-1] if mine else None) or extractive_answer(
-            plan["instruction"], collect(mine), report=True
-        )
-        report: StepReport = {
-            "instruction": plan["instruction"],
-            "domains": plan["domains"],
-            "alert": plan["alert"],
-            "report": text,
-            "call_ids": [tc["id"] for m in mine if isinstance(m, AIMessage) for tc in m.tool_calls],
+            spec["firing_alert"] = firing
+        return {
+            "step": plan,
+            "task": f"{plan['instruction']}\n\n{_block(spec)}",
+            "flow": state["flow"],
+            "retrieved": state["retrieved"],
+            "lookup_count": state["lookup_count"],
         }
+
+    @staticmethod
+    def after_step(state: AgentState, out: StepOutput) -> dict[str, Any]:
+        """The parent's update from a step's outcome: its report and messages join the run, and
+        the planner's next queued step (if any) becomes current."""
+        plan = state["plan"]
+        assert plan is not None, "a step ran, so there is a plan step"
+        report = out["report"]
+        update: dict[str, Any] = {
+            "scratch": out["scratch"],
+            "executor_feedback": [report],
+            "retrieved": out["retrieved"],
+            "lookup_count": out["lookup_count"] - state["lookup_count"],
+        }
+        if report["status"] == "max_executor_steps":
+            update["stop_reason"] = "max_executor_steps"
         queue = state.get("plan_queue") or []
-        if queue:  # the planner's next step becomes current; its messages start here
-            nxt: PlanStep = {**queue[0], "step_start": len(state["scratch"])}
-            return {"plan": nxt, "plan_queue": queue[1:], "executor_feedback": [report]}
-        return {"plan": {**plan, "executed": True}, "executor_feedback": [report]}
+        if queue:
+            return update | {"plan": queue[0], "plan_queue": queue[1:]}
+        return update | {"plan": {**plan, "executed": True}}
 
     # --- endings --------------------------------------------------------------------------------
 
     async def answer(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        ctx = _ctx(runtime)
+        ctx = run_context(runtime)
         evidence = collect(state["scratch"])
         # Distilled findings, one group per plan step, within a token budget (graph/findings.py).
         data = {

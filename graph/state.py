@@ -20,13 +20,13 @@ from langgraph.types import Overwrite
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic builds schemas from it on Python 3.11
 
-from graph.routing import Complexity
 from retrieval.lookup.memory import merge_retrieved
 
 Flow = Literal["CHAT", "AI_OPS"]
 
-# The run's tool-calling exchange (executor / assistant), kept out of the conversation. The lookup
-# tool writes its ToolMessage here, so the tools are built with this key.
+# The key of a tool-calling exchange, kept out of the conversation: the run's (``AgentState``) and
+# a plan step's own (``graph.executor.StepState``). The lookup tool writes its ToolMessage under
+# this key wherever it runs, so the tools are built with it.
 SCRATCH = "scratch"
 
 
@@ -41,18 +41,23 @@ class PlanStep(TypedDict):
     tools: list[str]
     finish: bool
     executed: bool  # the executor has reported on this step
-    step_start: int  # index in ``scratch`` where this step's messages begin
     final: NotRequired[bool]  # the planner's batch ends here: no planner turn after it
 
 
+StepStatus = Literal["reported", "settled", "max_executor_steps"]
+
+
 class StepReport(TypedDict):
-    """What the executor reports back on one plan step."""
+    """What the executor subgraph (``graph/executor.py``) returns for one plan step."""
 
     instruction: str
     domains: list[str]
     alert: str
     report: str
-    call_ids: list[str]  # the tool calls made for this step, to find their results
+    call_ids: list[str]  # the tool calls made for this step, to find their results in ``scratch``
+    # How the step ended: the model wrote its report, the tool results settled it (the report is
+    # taken from the evidence), or it ran out of executor steps (the run's ``stop_reason``).
+    status: StepStatus
 
 
 # Message lists are LangGraph DeltaChannels: a checkpoint stores only the messages its step added
@@ -66,10 +71,13 @@ def message_channel() -> DeltaChannel:
 
 class AgentState(TypedDict):
     messages: Annotated[list[AnyMessage], message_channel()]
+    # The run's recorded session (config metadata): no node reads it, the run's output does — a
+    # Studio or LangGraph client finds the session's record by it.
     session_id: str
     flow: Flow
     question: str
-    route: Complexity | None
+    # The run's tool-calling exchange: the simple assistant's, or every plan step's in order (each
+    # step's own messages are added when the executor subgraph returns).
     scratch: Annotated[list[AnyMessage], message_channel()]
     plan: PlanStep | None
     plan_queue: NotRequired[list[PlanStep]]  # the planner's further steps, taken in order
@@ -80,7 +88,6 @@ class AgentState(TypedDict):
     lookup_count: Annotated[int, operator.add]
     supervisor_turns: Annotated[int, operator.add]
     planner_turns: Annotated[int, operator.add]
-    executor_steps: Annotated[int, operator.add]
     stop_reason: str | None  # set when a hard limit ended the run
     answer: str | None
     note: NotRequired[str | None]  # the AI-Ops input, consumed by ``begin``
@@ -186,7 +193,6 @@ def run_start(
         "question": question,
         "session_id": session_id,
         "flow": flow,
-        "route": None,
         "scratch": Overwrite([]),
         "plan": None,
         "plan_queue": [],
@@ -195,7 +201,6 @@ def run_start(
         "lookup_count": Overwrite(0),
         "supervisor_turns": Overwrite(0),
         "planner_turns": Overwrite(0),
-        "executor_steps": Overwrite(0),
         "stop_reason": None,
         "answer": None,
     }

@@ -6,13 +6,15 @@ model writes it), ``answer``. The runner adds ``session`` first and ``done`` or 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk, ToolMessage
 
+from graph.evidence import result_data
+
 STREAMED_NODES = {"assistant", "answer"}  # nodes whose text is the user-facing answer
 QUIET_NODES = {"begin"}  # the per-run reset: bookkeeping the live trace does not show
+STEP_NODE = "executor"  # the loop's node that runs one plan step as the executor subgraph
 
 
 def _tool_event(msg: ToolMessage) -> dict[str, Any]:
@@ -23,18 +25,16 @@ def _tool_event(msg: ToolMessage) -> dict[str, Any]:
         "status": msg.status,
     }
     if msg.name == "lookup_knowledge":
-        try:
-            payload = json.loads(msg.content if isinstance(msg.content, str) else "{}")
-        except ValueError:
-            payload = {}
-        if not isinstance(payload, dict):
-            payload = {}
+        # The fields the model was shown (``result_data`` says why they are not read from the
+        # artifact); the citations come from the artifact's per-chunk scores.
+        payload = result_data(msg)
+        source = (payload.get("primary") or {}).get("source")
         event |= {
             "relevanceLevel": payload.get("relevanceLevel"),
             "retrievedDomainsThisSession": payload.get("retrievedDomainsThisSession"),
-            "source": (payload.get("primary") or {}).get("source"),
+            "source": source,
             "message": payload.get("message"),
-            "citations": citations(msg.artifact, (payload.get("primary") or {}).get("source")),
+            "citations": citations(msg.artifact, source),
         }
     return event
 
@@ -78,13 +78,13 @@ def _from_update(node: str, update: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def _task_event(chunk: Any) -> list[dict[str, Any]]:
+def _task_event(chunk: Any, quiet: set[str]) -> list[dict[str, Any]]:
     """A task starting (``input``) is a ``node`` event, one ending (``result``/``error``) a
     ``node_end``; the task id pairs them (``runs/timing.py`` adds the duration)."""
     if not isinstance(chunk, dict):
         return []
     name = str(chunk.get("name", ""))
-    if name.startswith("__") or name in QUIET_NODES:
+    if name.startswith("__") or name in quiet:
         return []
     if "input" in chunk:
         return [{"type": "node", "node": name, "task_id": chunk.get("id")}]
@@ -93,10 +93,17 @@ def _task_event(chunk: Any) -> list[dict[str, Any]]:
     return []
 
 
-def translate(mode: str, chunk: Any) -> list[dict[str, Any]]:
-    """The UI events in one ``astream(stream_mode=["tasks", "updates", "messages"])`` chunk."""
+def translate(mode: str, chunk: Any, ns: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The UI events in one ``astream(stream_mode=["tasks", "updates", "messages"])`` chunk.
+
+    A plan step runs as a subgraph (``graph/executor.py``). A stream without subgraphs (``ns``
+    None) shows it as one ``executor`` node whose tool events come when the step ends. A stream
+    with them (``subgraphs=True``; ``ns`` is the chunk's namespace) shows it from inside as it
+    runs — its model calls, tools and report, each result as it arrives — and then leaves out the
+    parent's ``executor`` node, which only wraps them."""
+    quiet = QUIET_NODES | ({STEP_NODE} if ns == () else set())
     if mode == "tasks":
-        return _task_event(chunk)
+        return _task_event(chunk, quiet)
     if mode == "messages":
         msg, meta = chunk
         node = meta.get("langgraph_node")
@@ -112,7 +119,7 @@ def translate(mode: str, chunk: Any) -> list[dict[str, Any]]:
         return []
     events: list[dict[str, Any]] = []
     for node, raw in chunk.items():
-        if node in QUIET_NODES:
+        if node in quiet:
             continue
         # A ToolNode whose tools return Commands reports a list of updates.
         for update in raw if isinstance(raw, list) else [raw]:

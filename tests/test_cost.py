@@ -48,17 +48,17 @@ def _queries(m: AIMessage) -> list[str]:
 
 
 def test_rules_supervisor_routes_from_the_plan_state() -> None:
-    batch = plan_steps(Plan(steps=[Step(instruction="a"), Step(instruction="b")], finish=True), 7)
+    batch = plan_steps(Plan(steps=[Step(instruction="a"), Step(instruction="b")], finish=True))
     first, second = batch
-    assert [s["instruction"] for s in batch] == ["a", "b"] and first["step_start"] == 7
+    assert [s["instruction"] for s in batch] == ["a", "b"]
     assert not first["final"] and second["final"]  # the planner is not asked again after "b"
     assert next_agent(None)[0] == "planner"
     assert next_agent(first)[0] == "executor"
     assert next_agent({**first, "executed": True})[0] == "planner"
     assert next_agent({**second, "executed": True})[0] == "finish"
-    (done,) = plan_steps(Plan(finish=True), 3)
+    (done,) = plan_steps(Plan(finish=True))
     assert next_agent(done)[0] == "finish"
-    open_ended = plan_steps(Plan(steps=[Step(instruction="a")], finish=False), 0)[0]
+    open_ended = plan_steps(Plan(steps=[Step(instruction="a")], finish=False))[0]
     assert next_agent({**open_ended, "executed": True})[0] == "planner"
 
 
@@ -81,7 +81,7 @@ async def test_rules_supervisor_spends_no_model_call_and_model_supervisor_still_
     assert "supervisor" not in [n for n, _ in by_rules.calls]
     assert [n for n, _ in by_model.calls].count("supervisor") >= 3
     for out in (ruled, modelled):  # same route, same plan, same evidence either way
-        assert out["route"] == "complex" and set(out["retrieved"]) == {"api", "infrastructure"}
+        assert out["plan"] is not None and set(out["retrieved"]) == {"api", "infrastructure"}
         assert len(out["executor_feedback"]) == 2
     assert ruled["answer"] == modelled["answer"]
 

@@ -70,7 +70,7 @@ async def test_complex_and_aiops_runs_over_the_wire(openai_services, stub) -> No
         {"configurable": {"thread_id": uuid.uuid4().hex}, "callbacks": [inputs.handler]},
         context=Context(supervisor="model"),  # the model supervisor, over the wire too
     )
-    assert out["route"] == "complex" and set(out["retrieved"]) == {"api", "infrastructure"}
+    assert out["plan"] is not None and set(out["retrieved"]) == {"api", "infrastructure"}
     tool_names = [t["function"]["name"] for r in stub.requests for t in r.get("tools") or []]
     assert {"Route", "Plan", "lookup_knowledge"} <= set(tool_names)
     report = await openai_services.graphs.aiops.ainvoke(
