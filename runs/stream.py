@@ -60,6 +60,7 @@ async def stream_run(
             config(run.thread_id, run.session_id, [recorder], launch.checkpoint_id),
             context=launch.context or Context(),
             stream_mode=["tasks", "updates", "messages"],
+            subgraphs=True,  # the executor's own steps (graph/executor.py) reach the live trace
             # Each checkpoint is stored before the next step starts, so every recorded row
             # belongs to a task planned from a stored checkpoint: after a crash the resumed
             # run redoes that task under the same id and its rows are not written twice.
@@ -67,9 +68,9 @@ async def stream_run(
         )
         async with run.lease.kept(), contextlib.aclosing(stream):
             timer = StepTimer()
-            async for mode, chunk in stream:
+            async for ns, mode, chunk in stream:
                 _check(run, recorder)
-                for event in timer.stamp(translate(mode, chunk)):
+                for event in timer.stamp(translate(mode, chunk, ns)):
                     if event["type"] == "answer":
                         answer = event["text"]
                     yield event
