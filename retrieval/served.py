@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from retrieval.l1.milvus_lite import held_elsewhere
+from retrieval.l1.milvus_lite import in_use_by_another_server
 from settings import Settings
 
 
@@ -89,8 +89,9 @@ def snake_keys(value: Any, opaque: frozenset[str] | set[str] = frozenset()) -> A
 
 
 def held_by_server(settings: Settings) -> bool:
-    """Whether this process must not open the Milvus Lite folder itself: another one holds it."""
-    return settings.milvus_kind == "milvus-lite" and held_elsewhere(settings.milvus_uri)
+    """Whether this process must not open the Milvus Lite folder itself: another one holds it (a
+    lock this process's own Milvus Lite holds does not count: Studio may have opened it already)."""
+    return settings.milvus_kind == "milvus-lite" and in_use_by_another_server(settings.milvus_uri)
 
 
 def held_message(settings: Settings, reason: str) -> str:
