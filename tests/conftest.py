@@ -127,3 +127,14 @@ async def client(services):
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=120) as c:
             c.app = app  # type: ignore[attr-defined]
             yield c
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """One headless Chromium per worker, shared by the browser test modules (a launch costs seconds
+    on a loaded machine); each test opens its own context (``checked_page``), so no cookies,
+    storage or pages pass from one test to the next."""
+    from tests.support.browser import chromium
+
+    async with chromium() as b:
+        yield b
