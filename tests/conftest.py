@@ -1,6 +1,7 @@
 """Shared fixtures: database URLs for both engines, the embedded defaults kept offline, started stacks.
 
-Helpers live in ``tests/support/``; this file holds fixtures only.
+Helpers live in ``tests/support/``; this file holds fixtures, and imports the hook that hands
+the longest test files to the workers first (``tests/support/schedule.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from tests.support.kb import started_services
 from tests.support.mysql import fresh_mysql_db
 from tests.support.paths import ROOT
+from tests.support.schedule import pytest_collection_modifyitems  # noqa: F401 - longest files first
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
