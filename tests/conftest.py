@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.kb import started_services
-from tests.support.mysql import fresh_mysql_db
+from tests.support.mysql import MigratedMySQL, fresh_mysql_db
 from tests.support.paths import ROOT
 from tests.support.schedule import pytest_collection_modifyitems  # noqa: F401 - longest files first
 
@@ -61,15 +61,29 @@ async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         yield url
 
 
-@pytest.fixture
-async def db_url(empty_db_url: str) -> str:
-    """A database on each engine, migrated to head."""
+@pytest.fixture(scope="session")
+async def _migrated_mysql() -> AsyncIterator[MigratedMySQL]:
+    migrated = MigratedMySQL()  # nothing is created until a test asks for it
+    yield migrated
+    await migrated.drop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mysql", marks=pytest.mark.mysql)])
+async def db_url(
+    request: pytest.FixtureRequest, tmp_path: Path, _migrated_mysql: MigratedMySQL
+) -> str:
+    """A database on each engine, migrated to head, with no rows: a fresh SQLite file, or the
+    worker's migrated MariaDB/MySQL database emptied (the MySQL case skips with a hint when
+    unavailable)."""
+    if request.param == "mysql":
+        return await _migrated_mysql.emptied()
     import asyncio
 
     from persistence.migrate import upgrade
 
-    await asyncio.to_thread(upgrade, empty_db_url)
-    return empty_db_url
+    url = f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+    await asyncio.to_thread(upgrade, url)
+    return url
 
 
 @pytest.fixture
