@@ -27,15 +27,18 @@ migrate: install
 serve: migrate
 	$(PY) -m server
 
-# Both cores, each test file on one worker (its module fixtures — servers, browsers, stacks — built
-# once); the tests that need a fixed port take a lock for it (tests/support/studio_port.py).
+# Both cores, each test file on one worker (its module fixtures — servers, stacks — built once),
+# the longest files first (tests/support/schedule.py; xdist's own reorder put them last); the tests
+# that need a fixed port take a lock for it (tests/support/studio_port.py). WORKERS=3 adds a worker
+# for the time the others wait on servers, MariaDB and locks (not measured as the default).
+WORKERS ?= 2
 test: install
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 # In-process tests only (no servers, notebooks, MariaDB or browser), one worker per core (two
 # here), each test file on one worker so its fixtures are built once: under a minute.
 test-fast: install
-	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not mysql and not browser"
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow and not mysql and not browser"
 
 lint: install
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

@@ -1,6 +1,7 @@
 """Shared fixtures: database URLs for both engines, the embedded defaults kept offline, started stacks.
 
-Helpers live in ``tests/support/``; this file holds fixtures only.
+Helpers live in ``tests/support/``; this file holds fixtures, and imports the hook that hands
+the longest test files to the workers first (``tests/support/schedule.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.kb import started_services
-from tests.support.mysql import fresh_mysql_db
+from tests.support.mysql import MigratedMySQL, fresh_mysql_db
 from tests.support.paths import ROOT
+from tests.support.schedule import pytest_collection_modifyitems  # noqa: F401 - longest files first
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -59,15 +61,29 @@ async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         yield url
 
 
-@pytest.fixture
-async def db_url(empty_db_url: str) -> str:
-    """A database on each engine, migrated to head."""
+@pytest.fixture(scope="session")
+async def _migrated_mysql() -> AsyncIterator[MigratedMySQL]:
+    migrated = MigratedMySQL()  # nothing is created until a test asks for it
+    yield migrated
+    await migrated.drop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mysql", marks=pytest.mark.mysql)])
+async def db_url(
+    request: pytest.FixtureRequest, tmp_path: Path, _migrated_mysql: MigratedMySQL
+) -> str:
+    """A database on each engine, migrated to head, with no rows: a fresh SQLite file, or the
+    worker's migrated MariaDB/MySQL database emptied (the MySQL case skips with a hint when
+    unavailable)."""
+    if request.param == "mysql":
+        return await _migrated_mysql.emptied()
     import asyncio
 
     from persistence.migrate import upgrade
 
-    await asyncio.to_thread(upgrade, empty_db_url)
-    return empty_db_url
+    url = f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+    await asyncio.to_thread(upgrade, url)
+    return url
 
 
 @pytest.fixture
@@ -127,3 +143,14 @@ async def client(services):
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=120) as c:
             c.app = app  # type: ignore[attr-defined]
             yield c
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """One headless Chromium per worker, shared by the browser test modules (a launch costs seconds
+    on a loaded machine); each test opens its own context (``checked_page``), so no cookies,
+    storage or pages pass from one test to the next."""
+    from tests.support.browser import chromium
+
+    async with chromium() as b:
+        yield b

@@ -1,8 +1,9 @@
 """The operator console in a real browser against a real server.
 
-One server subprocess (``python -m server`` over a private copy of the fixture runbooks) and
-one headless Chromium for the whole module. Needs Debian's Chromium (``apt-get install chromium``)
-and the Playwright Python package; skips with that hint otherwise. Never downloads a browser.
+One server subprocess for the module (``python -m server`` over a private copy of the fixture
+runbooks) and the worker's headless Chromium (``conftest.browser``). Needs Debian's Chromium
+(``apt-get install chromium``) and the Playwright Python package; skips with that hint otherwise.
+Never downloads a browser.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.processes import Server, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -39,12 +40,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

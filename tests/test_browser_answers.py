@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.kb import copy_fixture_kb
 from tests.support.paths import ROOT
 from tests.support.processes import Server, start_server
@@ -42,12 +42,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

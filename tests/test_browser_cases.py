@@ -1,7 +1,7 @@
 """The case library and insights pages in a real browser against a real server.
 
-One server subprocess (``python -m server`` over a private copy of the fixture runbooks) and one
-headless Chromium for the module; the tests run in order: empty pages first, then pages over
+One server subprocess (``python -m server`` over a private copy of the fixture runbooks) and the
+worker's headless Chromium; the tests run in order: empty pages first, then pages over
 recorded runs. ``SHOTS_DIR=/some/dir`` saves a 1280x800 screenshot of each page there.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.processes import Server, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -36,12 +36,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The console's search, retrieval-test settings, citations, step timings and icons in Chromium.
 
-One server subprocess over a private copy of the fixture runbooks and one headless Chromium for
-the module, as in ``test_browser.py``.
+One server subprocess over a private copy of the fixture runbooks and the worker's headless
+Chromium, as in ``test_browser.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.processes import Server, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -35,12 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.processes import Server, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -35,12 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

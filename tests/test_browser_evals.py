@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from evals.loader import load_file
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.paths import ROOT
 from tests.support.processes import Server, python_bin, server_env, start_server
 
@@ -65,12 +65,6 @@ def eval_run(server: Server) -> dict[str, Any]:
     assert printed == json.loads(out.read_text(encoding="utf-8"))
     assert "pass rate" in proc.stderr and "✗ answer_names" in proc.stderr  # the table, on stderr
     return printed
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.support.browser import browser_marks, checked_page, chromium
+from tests.support.browser import browser_marks, checked_page
 from tests.support.processes import Server, start_server
 from tests.support.threaded_server import ThreadedServer
 
@@ -131,12 +131,6 @@ def test_the_gap_report_after_a_day(day: dict[str, Any]) -> None:
     unused = {g["key"] for g in day["unused"]}
     assert "infrastructure/flyway-best-practices.md" in unused
     assert "cache/redis-memory-old.md" not in unused and "api/payment-errors.md" not in unused
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 @pytest.fixture

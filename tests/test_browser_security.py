@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
-from tests.support.browser import browser_marks, chromium
+from tests.support.browser import browser_marks
 from tests.support.processes import Server, free_port, start_server
 
 with contextlib.suppress(ImportError):  # browser_marks() skips the module with a hint
@@ -90,12 +90,6 @@ def attacker(server: Server) -> Iterator[int]:
     finally:
         httpd.shutdown()
         httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as b:
-        yield b
 
 
 def _state(server: Server) -> tuple[str, dict[str, tuple[str, str]]]:

@@ -27,15 +27,17 @@ def test_alias_bomb_is_refused_fast_and_small() -> None:
     raw = alias_bomb()
     assert len(raw) < 400  # a few hundred bytes that expand to 9**6 = 531,441 strings
     tracemalloc.start()
-    t0 = time.perf_counter()
+    times = []
     try:
-        err = refusal(raw)
-        elapsed = time.perf_counter() - t0
+        for _ in range(3):  # the fastest of three: a loaded machine may pause any one of them
+            t0 = time.perf_counter()
+            err = refusal(raw)
+            times.append(time.perf_counter() - t0)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert err.line == 3 and "alias '*a'" in str(err) and "write the value out" in str(err)
-    assert elapsed < 0.5, f"{elapsed:.2f} s"
+    assert min(times) < 0.5, f"{min(times):.2f} s"  # refused in about a millisecond here
     assert peak < 2 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB"
 
 

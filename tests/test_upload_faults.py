@@ -71,8 +71,15 @@ async def _job(client: httpx.AsyncClient, force: bool) -> dict:
 
 
 @pytest.mark.slow
-async def test_database_refusing_writes_leaves_no_stray_file(tmp_path: Path, embeddings) -> None:  # noqa: ANN001
-    """Another process holds SQLite's write lock: reads work, every write times out (30 s)."""
+async def test_database_refusing_writes_leaves_no_stray_file(
+    tmp_path: Path,
+    embeddings,  # noqa: ANN001
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process holds SQLite's write lock: reads work, every write times out."""
+    # The lock outlasts any wait; a write gives up after 10 s here, not the product's 30 s (two
+    # waits were a minute of the run spent sleeping).
+    monkeypatch.setattr("persistence.db.SQLITE_BUSY_MS", 10_000)
     async with isolated_client(tmp_path, embeddings) as client:
         files, rows = kb_files(client.kb_dir), await document_rows(client.services)
         holder = sqlite3.connect(tmp_path / "kb.db", isolation_level=None)
@@ -81,7 +88,7 @@ async def test_database_refusing_writes_leaves_no_stray_file(tmp_path: Path, emb
             started = (await client.post("/api/knowledge/init", params={"force": True})).json()
             while not (await client.get("/api/knowledge/stats")).json()["importing"]:
                 await asyncio.sleep(0.05)
-            # Waits for the import (which fails after the lock's 30 s), then fails the same way.
+            # Waits for the import (which fails after the lock's wait), then fails the same way.
             upload = await client.post(
                 "/api/documents/upload",
                 files={"file": ("stray.md", SMALL, "text/markdown")},
