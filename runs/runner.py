@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -28,6 +29,7 @@ from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.leases import INTERRUPTED, Lease
 from persistence.models import SessionOrigin, SessionStatus
+from runs import db_outage
 from runs.events import translate
 from runs.recorder import RunRecorder
 from runs.resume import ResumePlan, plan_resume
@@ -40,7 +42,6 @@ CANCELLED = (
     "cancelled: the client disconnected or the server stopped before the run finished; "
     "resume it to continue"
 )
-FINISH_RETRY_S = 600  # how long a record the database refused is retried in the background
 
 
 @dataclass
@@ -140,11 +141,15 @@ class Runner:
         return Run(session_id, thread_id, flow, question, lease)
 
     async def _discard(self, session_id: str) -> None:
-        try:
+        async def discard() -> None:
             async with self.db.session() as db:
                 await conversations.discard_session(db, session_id)
-        except Exception as exc:  # left RUNNING, it is swept as interrupted after one lease
-            log.warning("could not remove the refused session %s: %s", session_id, exc)
+
+        try:
+            await discard()
+        except Exception as exc:  # the database went away: removed once it is back
+            log.warning("could not remove the refused session %s now (%s)", session_id, exc)
+            self._spawn(db_outage.when_back(session_id, discard, "removed"))
 
     @staticmethod
     def config(
@@ -312,21 +317,9 @@ class Runner:
     async def _finish_later(
         self, run: Run, status: SessionStatus, answer: str | None, error: str | None
     ) -> None:
-        delay, waited = 1.0, 0.0
-        while waited < FINISH_RETRY_S:
-            await asyncio.sleep(delay)
-            waited += delay
-            try:
-                if await self._write_finish(run, status, answer, error):
-                    await self.score(run.session_id)
-                return
-            except Exception:
-                delay = min(delay * 2, 10.0)
-        log.error(
-            "session %s could not be closed; once its lease runs out and the database accepts "
-            "writes, the sweep closes it as interrupted (resumable)",
-            run.session_id,
-        )
+        write = functools.partial(self._write_finish, run, status, answer, error)
+        if await db_outage.when_back(run.session_id, write, "closed"):
+            await self.score(run.session_id)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
