@@ -96,13 +96,15 @@ class EmbeddingCache:
     (the collection is the persistent copy; this only holds what the running batch may reuse).
 
     ``shipped`` (read on first use, never emptied) adds the vectors computed ahead for the shipped
-    sample runbooks (``sample_vectors.py``), so a first start embeds nothing."""
+    sample runbooks (``sample_vectors.py``), so a first start embeds nothing. ``keep`` holds rows
+    across batches until ``forget_kept``: a store rebuilt while running re-embeds nothing."""
 
     def __init__(
         self, model_id: str, shipped: Callable[[], Mapping[str, list[float]]] | None = None
     ) -> None:
         self.model_id = model_id
         self._vectors: dict[str, list[float]] = {}
+        self._kept: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self._shipped_source = shipped
         self._shipped: Mapping[str, list[float]] | None = None if shipped else {}
@@ -114,12 +116,23 @@ class EmbeddingCache:
             for row in rows:
                 self._vectors[content_key(self.model_id, row.text)] = list(row.vector)
 
+    def keep(self, rows: Iterable[StoredChunk]) -> None:
+        with self._lock:
+            for row in rows:
+                self._kept[content_key(self.model_id, row.text)] = list(row.vector)
+
+    def forget_kept(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
     def _lookup(self, key: str) -> list[float] | None:
         """Under the lock: the vector of ``key``, stored ones first."""
         if self._shipped is None:
             self._shipped = self._shipped_source() if self._shipped_source else {}
-        found = self._vectors.get(key)
-        return found if found is not None else self._shipped.get(key)
+        for found in (self._vectors.get(key), self._kept.get(key)):
+            if found is not None:
+                return found
+        return self._shipped.get(key)
 
     def get(self, text: str) -> list[float] | None:
         with self._lock:
