@@ -36,11 +36,11 @@ When the billing worker reports {MARK}, drain its queue, restart it and watch th
 """
 
 
-def _segments(work: Path) -> list[Path]:
+def segments(work: Path) -> list[Path]:
     return sorted((work / "milvus.db").rglob("data_*.parquet"))
 
 
-def _truncate(path: Path) -> int:
+def truncate(path: Path) -> int:
     """Cut the file in half (what a full disk or a crash mid-copy leaves); its new size."""
     size = path.stat().st_size // 2
     with path.open("r+b") as f:
@@ -78,8 +78,8 @@ async def test_a_store_damaged_while_stopped_is_rebuilt_while_the_api_serves(
     before = (await svc.kb.stats())["vectors"]
     await svc.close()
     release(settings.milvus_uri)  # the server is stopped: the next one reads the files from disk
-    segment = _segments(tmp_path)[0]
-    size = _truncate(segment)
+    segment = segments(tmp_path)[0]
+    size = truncate(segment)
 
     held = HeldEmbeddings(embeddings)  # the runbook above has no shipped vectors: it is embedded
     app = create_app(settings, embeddings=held)
@@ -132,8 +132,8 @@ async def test_a_store_damaged_under_a_running_server_is_rebuilt_without_embeddi
         ):
             before = (await client.get("/api/knowledge/stats")).json()["vectors"]
             embedded = svc.kb.store.vector_cache.misses
-            segment = _segments(tmp_path)[0]
-            size = _truncate(segment)
+            segment = segments(tmp_path)[0]
+            size = truncate(segment)
 
             deadline = time.monotonic() + 60  # the periodic check runs every second here
             while not _set_aside(tmp_path) or svc.kb.recovery.rebuild.active:
@@ -174,8 +174,8 @@ def test_a_truncated_segment_found_at_start_by_the_real_server(tmp_path: Path) -
         before = httpx.get(f"{srv.base_url}/api/knowledge/stats", timeout=30).json()["vectors"]
     finally:
         srv.stop()
-    segment = _segments(tmp_path)[0]
-    size = _truncate(segment)
+    segment = segments(tmp_path)[0]
+    size = truncate(segment)
 
     srv = start_server(tmp_path, name="restarted", healthy=False)
     try:
