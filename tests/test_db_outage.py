@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 from persistence.leases import INTERRUPTED
 from tests.support.kb import kb_settings
 from tests.support.mysql import fresh_mysql_db
+from tests.support.serving import serving
 from tests.support.tcp_proxy import TcpProxy
 
 LEASE_S = 2.0  # the sweep runs every third of it
@@ -84,13 +85,7 @@ async def stack(
         settings = kb_settings(tmp_path, database_url=db_url, run_lease_seconds=LEASE_S)
         svc = await Services.start(settings, embeddings=embeddings)
         stack.push_async_callback(svc.close)
-        app = create_app(services=svc)
-        await stack.enter_async_context(app.router.lifespan_context(app))
-        client = await stack.enter_async_context(
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
-            )
-        )
+        client = await stack.enter_async_context(serving(create_app(services=svc)))
         stack.callback(outage.end)  # first thing on the way out: the stack's shutdown writes
         yield client, outage, svc
 

@@ -13,10 +13,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import httpx
-
-from tests.support.held import HeldEmbeddings, health_until
 from tests.support.kb import kb_settings
+from tests.support.serving import HeldEmbeddings, health_until, serving
 
 
 async def test_the_api_serves_while_interrupted_imports_are_reimported(
@@ -41,12 +39,7 @@ async def test_the_api_serves_while_interrupted_imports_are_reimported(
 
     held = HeldEmbeddings(embeddings)
     app = create_app(settings, embeddings=held)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
-        ) as client,
-    ):
+    async with serving(app) as client:
         try:
             body = await health_until(client, {"importing"})
             assert body["import"]["recovery"] is True, body

@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from retrieval.l1.lite_files import release
-from tests.support.held import HeldEmbeddings, health_until
 from tests.support.kb import kb_settings
 from tests.support.paths import fixture_docs
 from tests.support.processes import start_server
 from tests.support.recovery import all_documents, runbook
+from tests.support.serving import HeldEmbeddings, health_until, serving
 
 MARK = "REPAIR_MARK_K9"
 MARK_RUNBOOK = f"""---
@@ -83,12 +83,7 @@ async def test_a_store_damaged_while_stopped_is_rebuilt_while_the_api_serves(
 
     held = HeldEmbeddings(embeddings)  # the runbook above has no shipped vectors: it is embedded
     app = create_app(settings, embeddings=held)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
-        ) as client,
-    ):
+    async with serving(app) as client:
         try:
             body = await health_until(client, {"importing", "degraded", "ok"})
             assert body["status"] == "importing", body
@@ -124,12 +119,7 @@ async def test_a_store_damaged_under_a_running_server_is_rebuilt_without_embeddi
     svc = await Services.start(settings, embeddings=embeddings)
     app = create_app(services=svc)
     try:
-        async with (
-            app.router.lifespan_context(app),
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
-            ) as client,
-        ):
+        async with serving(app) as client:
             before = (await client.get("/api/knowledge/stats")).json()["vectors"]
             embedded = svc.kb.store.vector_cache.misses
             segment = segments(tmp_path)[0]

@@ -1,10 +1,12 @@
-"""A background job held still while a test looks at the server serving beside it."""
+"""An app served in-process, and a background job held still while a test looks at it serving."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -35,3 +37,16 @@ async def health_until(client: httpx.AsyncClient, want: set[str], timeout: float
             return body
         await asyncio.sleep(0.2)
     raise AssertionError(f"/healthz never said {want}: {body}")
+
+
+@asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """The app started (its lifespan: the real background boot unless it was given services) and
+    an httpx client on it."""
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
+        ) as client,
+    ):
+        yield client
