@@ -3,9 +3,8 @@ services are up, then serves while the first import of an empty knowledge base r
 import job (``importing`` on ``/healthz``, progress on the console).
 
 Phases: ``starting`` → ``importing`` (first start, re-importing what a crash interrupted, or
-rebuilding a vector store whose damaged files were set aside) →
-``ready``; ``failed`` when the services
-cannot start (the reason is logged and the server stops, as it did when start-up blocked).
+rebuilding a vector store whose damaged files were set aside) → ``ready``; ``failed`` when the
+services cannot start (the reason is logged and the server stops, as it did when start-up blocked).
 
 Several workers: the first import runs under the start-up lock (``Services.start_holding_lock``),
 so another worker starting meanwhile stays ``starting`` until it is done, then finds it done.

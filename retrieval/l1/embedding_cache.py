@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from retrieval.parsing.chunking import Chunk
 
 
@@ -104,7 +106,7 @@ class EmbeddingCache:
     ) -> None:
         self.model_id = model_id
         self._vectors: dict[str, list[float]] = {}
-        self._kept: dict[str, list[float]] = {}
+        self._kept: dict[str, np.ndarray] = {}  # float32: a whole store's vectors may be kept
         self._lock = threading.Lock()
         self._shipped_source = shipped
         self._shipped: Mapping[str, list[float]] | None = None if shipped else {}
@@ -119,7 +121,9 @@ class EmbeddingCache:
     def keep(self, rows: Iterable[StoredChunk]) -> None:
         with self._lock:
             for row in rows:
-                self._kept[content_key(self.model_id, row.text)] = list(row.vector)
+                self._kept[content_key(self.model_id, row.text)] = np.asarray(
+                    row.vector, np.float32
+                )
 
     def forget_kept(self) -> None:
         with self._lock:
@@ -129,9 +133,10 @@ class EmbeddingCache:
         """Under the lock: the vector of ``key``, stored ones first."""
         if self._shipped is None:
             self._shipped = self._shipped_source() if self._shipped_source else {}
-        for found in (self._vectors.get(key), self._kept.get(key)):
-            if found is not None:
-                return found
+        if (found := self._vectors.get(key)) is not None:
+            return found
+        if (kept := self._kept.get(key)) is not None:
+            return kept.tolist()
         return self._shipped.get(key)
 
     def get(self, text: str) -> list[float] | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from retrieval.l1.lite_files import damaged_files, release, set_aside
 from retrieval.l1.store import ChunkStore
-from retrieval.l1.vector_census import all_stored_chunks
+from retrieval.l1.vector_census import stored_chunk_pages
 from retrieval.lookup.first_import import FirstImport
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,8 @@ def set_aside_if_damaged(store: ChunkStore, *, running: bool) -> tuple[list[str]
         return None
     if running:
         try:  # Milvus Lite still serves the rows it loaded: their vectors need no embedding
-            store.vector_cache.keep(all_stored_chunks(store))
+            for page in stored_chunk_pages(store):
+                store.vector_cache.keep(page)
         except Exception:
             log.warning("could not read the vectors back before the rebuild", exc_info=True)
 
