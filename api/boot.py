@@ -2,9 +2,9 @@
 services are up, then serves while the first import of an empty knowledge base runs as an ordinary
 import job (``importing`` on ``/healthz``, progress on the console).
 
-Phases: ``starting`` → ``importing`` (first start, or re-importing what a crash interrupted) →
-``ready``; ``failed`` when the services
-cannot start (the reason is logged and the server stops, as it did when start-up blocked).
+Phases: ``starting`` → ``importing`` (first start, re-importing what a crash interrupted, or
+rebuilding a vector store whose damaged files were set aside) → ``ready``; ``failed`` when the
+services cannot start (the reason is logged and the server stops, as it did when start-up blocked).
 
 Several workers: the first import runs under the start-up lock (``Services.start_holding_lock``),
 so another worker starting meanwhile stays ``starting`` until it is done, then finds it done.
@@ -74,16 +74,18 @@ class Boot:
                 # nothing interrupted it is quick and ends before the API serves, as it always did;
                 # with interrupted imports (re-embedding takes minutes) it runs like the first
                 # import, as a job while the API serves.
+                # A vector store whose damaged files were set aside is rebuilt the same way.
                 first = await svc.kb.needs_first_import()
                 interrupted = await svc.kb.recovery.interrupted()
-                if not interrupted:
+                rebuild = svc.kb.recovery.rebuild.active
+                if not (interrupted or rebuild):
                     await svc.kb.recovery.recover()
-                if first or interrupted:
+                if first or interrupted or rebuild:
                     self._mark("importing")
                 self._publish(svc)
                 if first:
                     await self._first_import(svc)
-                if interrupted:
+                if interrupted or rebuild:
                     await self._recover(svc, interrupted)
             self._mark("ready")
         except asyncio.CancelledError:
@@ -118,8 +120,13 @@ class Boot:
         """The start-up recovery round as a job: ``importing`` (with the job, ``recovery: true``)
         while it re-imports what a crash interrupted, so the console's banner and ``/healthz``
         say what is going on."""
-        log.info("re-importing %d document(s) an interrupted import left unfinished", interrupted)
         recovery = svc.kb.recovery
+        if recovery.rebuild.active:
+            log.warning("%s", recovery.rebuild.message())
+        if interrupted:
+            log.info(
+                "re-importing %d document(s) an interrupted import left unfinished", interrupted
+            )
         try:
             job = self.app.state.jobs.start(False, recovery=recovery.recover, also=self.progress)
         except ImportInProgress:  # someone's import got there first

@@ -94,6 +94,15 @@ def error(
     return JSONResponse({"error": code, "message": message}, status_code=status, headers=headers)
 
 
+def database_code(kind: dberrors.DbFailure) -> str:
+    """The error code of a 503 the database caused."""
+    return (
+        "database_read_only"
+        if kind == dberrors.DbFailure.WRITES_REFUSED
+        else "database_unavailable"
+    )
+
+
 def _json_error(e: dict[str, Any], doc: Any) -> str:
     """Where malformed JSON broke, in lines and columns (FastAPI reports a character offset)."""
     pos = next((p for p in e.get("loc", ())[1:] if isinstance(p, int)), None)
@@ -158,9 +167,7 @@ def install(app: FastAPI) -> None:
     async def _db_down(request: Request, exc: DBAPIError) -> JSONResponse:
         log.warning("database unavailable on %s: %s", request.url.path, exc.orig)
         kind = dberrors.classify(exc) or dberrors.DbFailure.UNREACHABLE
-        read_only = kind == dberrors.DbFailure.WRITES_REFUSED
-        code = "database_read_only" if read_only else "database_unavailable"
-        return error(503, code, dberrors.MESSAGES[kind])
+        return error(503, database_code(kind), dberrors.MESSAGES[kind])
 
     @app.exception_handler(ConnectionError)
     async def _conn(request: Request, exc: ConnectionError) -> JSONResponse:

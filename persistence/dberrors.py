@@ -71,6 +71,11 @@ def classify(exc: BaseException) -> DbFailure | None:
     return None
 
 
+def named_in(text: str | None) -> DbFailure | None:
+    """Which database failure a message built from ``MESSAGES`` names (a run's error), or None."""
+    return next((kind for kind, message in MESSAGES.items() if text and message in text), None)
+
+
 def describe(exc: BaseException) -> str | None:
     """The message for a database failure, or None when ``exc`` is not one."""
     kind = classify(exc)

@@ -19,7 +19,7 @@ import math
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -108,12 +108,15 @@ async def renew(session: AsyncSession, session_id: str, owner: str, ttl_s: float
     return (result.rowcount or 0) == 1
 
 
-async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
+async def sweep_expired(
+    session: AsyncSession, unleased_stale_s: float, spare: Collection[str] = ()
+) -> int:
     """Close RUNNING sessions whose lease ran out as FAILED (resumable), totals recounted from
     their rows and ``total_duration_ms`` from the start to the last sign of life (the last
     heartbeat, else the last update). RUNNING sessions without a lease (started before leases
     existed) are closed once untouched for ``unleased_stale_s``. The lease owner is kept: should
-    the stalled attempt come back, it may still close its own session truthfully."""
+    the stalled attempt come back, it may still close its own session truthfully. ``spare``: the
+    sessions whose closing is already under way in this process (``closing_here``)."""
     now = utcnow()
     expired = sa.or_(
         DiagnosisSession.lease_until < now,
@@ -122,7 +125,9 @@ async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
             DiagnosisSession.updated_at < now - timedelta(seconds=unleased_stale_s),
         ),
     )
-    running = (DiagnosisSession.status == SessionStatus.RUNNING, expired)
+    running: tuple[Any, ...] = (DiagnosisSession.status == SessionStatus.RUNNING, expired)
+    if spare:
+        running += (DiagnosisSession.session_id.not_in(list(spare)),)
     found = await session.execute(
         sa.select(
             DiagnosisSession.session_id,
@@ -152,6 +157,22 @@ async def sweep_expired(session: AsyncSession, unleased_stale_s: float) -> int:
         swept += int(result.rowcount or 0)
     await session.commit()
     return swept
+
+
+# Sessions whose run ended in this process while the database refused its record: the run keeps
+# trying to close (or remove) it with the true reason, so this process's sweep must not call it
+# "interrupted: the worker stopped" meanwhile — the worker is alive, the database was not. (Another
+# worker's sweep may still; the run's own record then replaces it: ``finish_session`` by owner.)
+_CLOSING_HERE: set[str] = set()
+
+
+@contextlib.contextmanager
+def closing_here(session_id: str) -> Iterator[None]:
+    _CLOSING_HERE.add(session_id)
+    try:
+        yield
+    finally:
+        _CLOSING_HERE.discard(session_id)
 
 
 # --- the holder's side --------------------------------------------------------------------------
@@ -264,7 +285,7 @@ class LeaseSweeper:
 
     async def sweep(self) -> int:
         async with self.db.session() as s:
-            swept = await sweep_expired(s, self.unleased_stale_s)
+            swept = await sweep_expired(s, self.unleased_stale_s, spare=set(_CLOSING_HERE))
         if swept:
             log.warning("marked %d interrupted session(s) FAILED (resumable)", swept)
         return swept

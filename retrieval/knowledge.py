@@ -113,6 +113,9 @@ class KnowledgeBase:
         uri = self.settings.milvus_uri
         if self.store.local and await asyncio.to_thread(in_use_by_another_server, uri):
             raise MilvusFileInUse(in_use_message(uri))
+        # Damaged Milvus Lite files would keep the store unusable for good: moved aside before it
+        # opens, the recovery round rebuilds it from the documents (store_rebuild.py).
+        await self.recovery.set_aside_damaged(at_start=True)
         load = getattr(self.embeddings, "load", None) or (lambda: self.embeddings.dimension)
         await asyncio.to_thread(load)  # load the model off the loop
         try:  # a collection of another embedding model stops start-up (EmbeddingMismatch)
@@ -146,7 +149,7 @@ class KnowledgeBase:
         config: LookupConfig | None = None,
         alert: AlertInput | None = None,
     ) -> LookupOutcome:
-        return self.first_import.annotate(self.lookup_service.lookup(query, memory, config, alert))
+        return self._annotate(self.lookup_service.lookup(query, memory, config, alert))
 
     async def alookup(
         self,
@@ -164,7 +167,11 @@ class KnowledgeBase:
         except Exception as exc:  # the database being down must not stop a lookup
             log.warning("knowledge version check failed: %s", exc)
         outcome = await asyncio.to_thread(self.lookup_service.lookup, query, memory, config, alert)
-        return self.first_import.annotate(outcome)
+        return self._annotate(outcome)
+
+    def _annotate(self, outcome: LookupOutcome) -> LookupOutcome:
+        """While the first import or a rebuild runs, a lookup says it sees part of the documents."""
+        return self.recovery.rebuild.annotate(self.first_import.annotate(outcome))
 
     async def stats(self, *, count_vectors: bool = True) -> dict[str, Any]:
         """Documents per status and category, vectors, knowledge version, last import."""

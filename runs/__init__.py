@@ -11,7 +11,8 @@
   durations stamped on them.
 - ``recorder.py``: the callback writing each model call and tool call as it happens.
 - ``finish.py``: a run ends — its session closed with totals recounted, retried when the database
-  refuses, then scored in the background; ``drain`` waits for that work.
+  refuses, then scored in the background; ``drain`` waits for that work. ``db_outage.py``: a
+  record the database refused, written once it is back.
 - ``resume.py``: an unfinished session continues — planned from its thread's head, same session.
 - ``replay.py``: a recorded session replayed (time travel, or a re-run on ``tape.py``'s recorded
   model outputs), compared by ``divergence.py``.

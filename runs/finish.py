@@ -9,6 +9,7 @@ instead of staying RUNNING; ``drain`` waits for that work (tests and shutdown).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from persistence import repository as repo
 from persistence.db import Database
 from persistence.evaluation import evidence_score
 from persistence.models import SessionStatus
+from runs import db_outage
 from runs.recorder import RunRecorder
 from runs.run import Run
 from telemetry import metrics
@@ -27,7 +29,6 @@ CANCELLED = (
     "cancelled: the client disconnected or the server stopped before the run finished; "
     "resume it to continue"
 )
-FINISH_RETRY_S = 600  # how long a record the database refused is retried in the background
 
 
 def _first_line(exc: BaseException) -> str:
@@ -87,7 +88,7 @@ class Finisher:
         except Exception as exc:
             await run.lease.release_conversation()  # the turn is over even if its record waits
             log.warning("could not close session %s now (%s); retrying", run.session_id, exc)
-            self._spawn(self._finish_later(run, status, answer, error))
+            self.spawn(self._finish_later(run, status, answer, error))
             return (
                 f"the run ended but its record could not be stored: {describe_failure(exc)}; it is "
                 "closed when the database accepts writes again"
@@ -96,7 +97,7 @@ class Finisher:
         if not closed:
             log.warning("session %s was taken over by another run; not closing it", run.session_id)
             return "another run of this session took over its record while this one stalled"
-        self._spawn(self.score(run.session_id))
+        self.spawn(self.score(run.session_id))
         return None
 
     async def close(
@@ -128,23 +129,13 @@ class Finisher:
     async def _finish_later(
         self, run: Run, status: SessionStatus, answer: str | None, error: str | None
     ) -> None:
-        delay, waited = 1.0, 0.0
-        while waited < FINISH_RETRY_S:
-            await asyncio.sleep(delay)
-            waited += delay
-            try:
-                if await self._write(run, status, answer, error):
-                    await self.score(run.session_id)
-                return
-            except Exception:
-                delay = min(delay * 2, 10.0)
-        log.error(
-            "session %s could not be closed; once its lease runs out and the database accepts "
-            "writes, the sweep closes it as interrupted (resumable)",
-            run.session_id,
-        )
+        write = functools.partial(self._write, run, status, answer, error)
+        if await db_outage.when_back(run.session_id, write, "closed"):
+            await self.score(run.session_id)
 
-    def _spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> None:
+        """Background work of a run (a close or removal waiting for the database, scoring), drained
+        at shutdown."""
         task = asyncio.create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -32,8 +32,8 @@ class Runner:
         self.db, self.graphs, self.lease_s = db, graphs, lease_s
         # open(question, *, flow, thread_id, replay_of, origin, session_id) → a new run's session,
         # RUNNING and leased (``runs/start.py``)
-        self.open = functools.partial(open_run, db, lease_s)
         self.finisher = Finisher(db)
+        self.open = functools.partial(open_run, db, lease_s, self.finisher.spawn)
         self.resumer = Resumer(db, graphs, lease_s, self.finisher, self.collect)
 
     config = staticmethod(run_config)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from persistence import conversations
@@ -17,6 +18,7 @@ from persistence import repository as repo
 from persistence.db import Database
 from persistence.leases import Lease
 from persistence.models import DiagnosisSession, SessionOrigin
+from runs import db_outage
 from runs.run import Run
 
 log = logging.getLogger(__name__)
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 async def open_run(
     db: Database,
     lease_s: float,
+    spawn: Callable[[Coroutine[Any, Any, Any]], None],
     question: str,
     *,
     flow: str = "CHAT",
@@ -54,17 +57,23 @@ async def open_run(
     try:
         await lease.claim_conversation(thread_id)
     except BaseException:
-        await asyncio.shield(_discard(db, session_id))
+        await asyncio.shield(_discard(db, session_id, spawn))
         raise
     return Run(session_id, thread_id, flow, question, lease)
 
 
-async def _discard(db: Database, session_id: str) -> None:
-    try:
+async def _discard(
+    db: Database, session_id: str, spawn: Callable[[Coroutine[Any, Any, Any]], None]
+) -> None:
+    async def discard() -> None:
         async with db.session() as s:
             await conversations.discard_session(s, session_id)
-    except Exception as exc:  # left RUNNING, it is swept as interrupted after one lease
-        log.warning("could not remove the refused session %s: %s", session_id, exc)
+
+    try:
+        await discard()
+    except Exception as exc:  # the database went away: removed once it is back (in the background)
+        log.warning("could not remove the refused session %s now (%s)", session_id, exc)
+        spawn(db_outage.when_back(session_id, discard, "removed"))
 
 
 async def claim_run(db: Database, lease_s: float, row: DiagnosisSession) -> Run:

@@ -10,42 +10,11 @@ the server serve, so no timing decides the result.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
-import time
 from pathlib import Path
-from typing import Any
-
-import httpx
 
 from tests.support.kb import kb_settings
-
-
-class HeldEmbeddings:
-    """The session's model, whose document embedding waits until ``release`` is set."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner, self.release, self.waiting = inner, threading.Event(), threading.Event()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.waiting.set()
-        assert self.release.wait(300), "the test never released the embedding"
-        return self._inner.embed_documents(texts)
-
-
-async def _until(client: httpx.AsyncClient, want: set[str], timeout: float = 300) -> dict:
-    deadline, body = time.monotonic() + timeout, {}
-    while time.monotonic() < deadline:
-        r = await client.get("/healthz")
-        body = r.json()
-        if body.get("status") in want:
-            return body
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"/healthz never said {want}: {body}")
+from tests.support.serving import HeldEmbeddings, health_until, serving
 
 
 async def test_the_api_serves_while_interrupted_imports_are_reimported(
@@ -70,14 +39,9 @@ async def test_the_api_serves_while_interrupted_imports_are_reimported(
 
     held = HeldEmbeddings(embeddings)
     app = create_app(settings, embeddings=held)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
-        ) as client,
-    ):
+    async with serving(app) as client:
         try:
-            body = await _until(client, {"importing"})
+            body = await health_until(client, {"importing"})
             assert body["import"]["recovery"] is True, body
             assert "interrupted" in body["message"]
             # It serves meanwhile: documents, lookups, sessions — no 503 "starting".
@@ -88,7 +52,7 @@ async def test_the_api_serves_while_interrupted_imports_are_reimported(
             assert held.waiting.is_set() or not held.release.is_set()
         finally:
             held.release.set()
-        done = await _until(client, {"ok"})
+        done = await health_until(client, {"ok"})
         assert done["problems"] == []
         docs = (await client.get("/api/documents", params={"pageSize": 100})).json()["items"]
         assert {d["filePath"]: d["status"] for d in docs}[victim] == "INDEXED"

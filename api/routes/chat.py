@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
 from api.deps import Guarded, JsonBody, RunnerDep, ServicesDep
-from api.errors import ApiError, event_stream, responses
+from api.errors import ApiError, database_code, event_stream, responses
 from api.schemas import (
     AiOpsRequest,
     ChatRequest,
@@ -20,6 +20,7 @@ from api.schemas import (
     FeedbackResponse,
 )
 from graph.aiops import AIOPS_TASK
+from persistence import dberrors
 from persistence.feedback import submit_feedback
 from persistence.models import SessionOrigin
 
@@ -60,6 +61,13 @@ async def chat(
         body.question, flow="CHAT", thread_id=body.id or uuid.uuid4().hex, origin=_origin(origin)
     )
     if result.status != "SUCCESS":
+        if kind := dberrors.named_in(result.error):  # the database went away during the turn
+            raise ApiError(
+                503,
+                database_code(kind),
+                f"the run failed: {result.error} (session {result.session_id}: its record is "
+                "closed once the database is back, and it can be resumed then)",
+            )
         raise ApiError(
             502, "run_failed", f"the run failed: {result.error} (session {result.session_id})"
         )

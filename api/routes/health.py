@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from api.schemas import camelize
 from api.status_schemas import Health
 
 router = APIRouter(tags=["ops"])
@@ -23,8 +24,9 @@ async def healthz(request: Request, response: Response) -> Any:
     unreachable or refuses writes (runs would fail; a read-only file or a full disk still answers
     reads, so writes are probed); 200 "degraded" when the vector store is unusable (L0 still works)
     or the knowledge base's stores disagree in a way the last check could not repair; 503
-    "starting" until the services are up; 200 "importing" while the first import runs, or the
-    start-up recovery re-imports what a crash interrupted."""
+    "starting" until the services are up; 200 "importing" while the first import runs, the
+    start-up recovery re-imports what a crash interrupted, or a vector store whose files were
+    damaged is rebuilt from the documents ("repairing the vector store", with ``repair``)."""
     settings = request.app.state.settings
     svc = getattr(request.app.state, "services", None)
     boot = getattr(request.app.state, "boot", None)
@@ -36,7 +38,8 @@ async def healthz(request: Request, response: Response) -> Any:
     write_failure = await svc.db.write_failure() if reachable else None
     db_ok = reachable and write_failure is None
     vectors_ok, problems = await svc.kb.recovery.health()
-    importing = start.get("phase") == "importing"
+    rebuild = svc.kb.recovery.rebuild  # a damaged vector store set aside, rebuilt from the docs
+    importing = start.get("phase") == "importing" or rebuild.active
     body = {
         "status": "degraded" if not db_ok or problems else ("importing" if importing else "ok"),
         "database": {
@@ -58,6 +61,9 @@ async def healthz(request: Request, response: Response) -> Any:
             if start["import"].get("recovery")
             else "first import of the knowledge base running"
         ) + ": lookups answer from the documents indexed so far"
+    if rebuild.active:
+        body["repair"] = camelize(rebuild.view())
+        body["message"] = rebuild.message()
     if not reachable:
         body["message"] = "the database is unreachable; requests get 503 until it is back"
     elif write_failure:

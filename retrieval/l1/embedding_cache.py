@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from retrieval.parsing.chunking import Chunk
 
 
@@ -96,13 +98,15 @@ class EmbeddingCache:
     (the collection is the persistent copy; this only holds what the running batch may reuse).
 
     ``shipped`` (read on first use, never emptied) adds the vectors computed ahead for the shipped
-    sample runbooks (``sample_vectors.py``), so a first start embeds nothing."""
+    sample runbooks (``sample_vectors.py``), so a first start embeds nothing. ``keep`` holds rows
+    across batches until ``forget_kept``: a store rebuilt while running re-embeds nothing."""
 
     def __init__(
         self, model_id: str, shipped: Callable[[], Mapping[str, list[float]]] | None = None
     ) -> None:
         self.model_id = model_id
         self._vectors: dict[str, list[float]] = {}
+        self._kept: dict[str, np.ndarray] = {}  # float32: a whole store's vectors may be kept
         self._lock = threading.Lock()
         self._shipped_source = shipped
         self._shipped: Mapping[str, list[float]] | None = None if shipped else {}
@@ -114,12 +118,26 @@ class EmbeddingCache:
             for row in rows:
                 self._vectors[content_key(self.model_id, row.text)] = list(row.vector)
 
+    def keep(self, rows: Iterable[StoredChunk]) -> None:
+        with self._lock:
+            for row in rows:
+                self._kept[content_key(self.model_id, row.text)] = np.asarray(
+                    row.vector, np.float32
+                )
+
+    def forget_kept(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
     def _lookup(self, key: str) -> list[float] | None:
         """Under the lock: the vector of ``key``, stored ones first."""
         if self._shipped is None:
             self._shipped = self._shipped_source() if self._shipped_source else {}
-        found = self._vectors.get(key)
-        return found if found is not None else self._shipped.get(key)
+        if (found := self._vectors.get(key)) is not None:
+            return found
+        if (kept := self._kept.get(key)) is not None:
+            return kept.tolist()
+        return self._shipped.get(key)
 
     def get(self, text: str) -> list[float] | None:
         with self._lock:

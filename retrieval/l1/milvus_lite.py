@@ -7,6 +7,12 @@ import os
 
 log = logging.getLogger(__name__)
 
+# pymilvus pings its channel every 10 s; Milvus Lite's gRPC server keeps gRPC's defaults (a ping
+# without data at most every 5 min, two strikes), so a minute into every idle spell it sent GOAWAY
+# too_many_pings (an error line in the log) and the client reconnected. Milvus Lite runs in this
+# process, on loopback: no pings (tests/test_grpc_keepalive.py patches ``store.LITE_GRPC_OPTIONS``).
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
+
 
 def merge_segments(uri: str, collection: str) -> bool:
     """Milvus Lite in this process: compact every data file of the collection into one.

@@ -15,7 +15,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +39,7 @@ from retrieval.l1.collection_schema import (
 from retrieval.l1.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.l1.milvus_api import milvus
-from retrieval.l1.milvus_lite import merge_segments, warm_jieba
+from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, merge_segments, warm_jieba
 from retrieval.l1.prepared import PreparedEmbeddings
 from retrieval.parsing.chunking import BREADCRUMB_BYTES, Chunk, fit_bytes
 
@@ -47,12 +47,6 @@ log = logging.getLogger(__name__)
 
 RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
-# pymilvus pings its channel every 10 s, calls in flight or not; Milvus Lite's gRPC server keeps
-# gRPC's server defaults (a ping without data at most every 5 min, two strikes), so about a minute
-# into every idle spell it sent GOAWAY too_many_pings (an error line in the log) and the client
-# reconnected. Keepalive guards long network paths against silent drops; Milvus Lite runs in this
-# process, on loopback: no pings (tests/test_grpc_keepalive.py).
-LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 
 
 @dataclass
@@ -195,14 +189,9 @@ class ChunkStore:
 
     def _check_model(self, client: Any) -> None:
         dim = getattr(self.embeddings, "dimension", None)
+        aliases = tuple(getattr(self.embeddings, "model_aliases", ()))
         self._recorded = collection_model.check(
-            client,
-            self.collection,
-            self.uri,
-            self.model_id,
-            int(dim) if dim else None,
-            DENSE,
-            tuple(getattr(self.embeddings, "model_aliases", ())),
+            client, self.collection, self.uri, self.model_id, dim and int(dim), DENSE, aliases
         )
 
     def check_model(self) -> None:
@@ -230,9 +219,21 @@ class ChunkStore:
             client = self._vectorstore.client if self._vectorstore else self._raw_client()
             if client.has_collection(self.collection):
                 client.drop_collection(self.collection)
-            self._vectorstore, self._known_to_exist, self._dim = None, False, None
-            self._recorded = False
-            self._unflushed, self._unmerged = 0, False
+            self._forget()
+
+    def reopen(self, while_closed: Callable[[], Any]) -> Any:
+        """Disconnect, run ``while_closed`` (nothing connects meanwhile: Milvus Lite's damaged files
+        are set aside), forget the collection; the next use connects, the first write recreates it."""
+        with self._write_lock, self._connect_lock:
+            if (old := self._vectorstore) is not None:
+                with contextlib.suppress(Exception):  # the server behind it may be gone
+                    old.client.close()
+            self._forget()
+            return while_closed()
+
+    def _forget(self) -> None:
+        self._vectorstore, self._known_to_exist, self._dim = None, False, None
+        self._recorded, self._unflushed, self._unmerged, self._last_failure = False, 0, False, 0.0
 
     def _raw_client(self) -> Any:
         return milvus().MilvusClient(**self._connection)

@@ -10,6 +10,8 @@ from retrieval.lookup.service import LookupOutcome
 
 
 class FirstImport:
+    ARTIFACT = "first_import"  # where a lookup's artifact carries the counts
+
     def __init__(self) -> None:
         self.active = False
         self.total = 0
@@ -40,5 +42,5 @@ class FirstImport:
             return outcome
         own = outcome.payload.get("message")
         outcome.payload["message"] = f"{self.note()} {own}" if own else self.note()
-        outcome.artifact["first_import"] = {"processed": self.processed, "total": self.total}
+        outcome.artifact[self.ARTIFACT] = {"processed": self.processed, "total": self.total}
         return outcome

@@ -5,6 +5,8 @@
 - The documents table, the vector store and the catalog (L0) are reconciled document by document:
   a document whose vectors differ from its chunk count is re-imported from its file, vectors nothing
   should hold are deleted, the catalog is rebuilt from the INDEXED rows.
+- A Milvus Lite store whose files are damaged is set aside and rebuilt from the documents
+  (``store_rebuild.py``): at start-up, and when the periodic check finds it while running.
 - What cannot be repaired is reported: :meth:`KnowledgeRecovery.health` gives ``/healthz`` a live
   check of the vector store plus what the last round left, in sentences saying what to do.
 
@@ -24,6 +26,7 @@ from persistence.models import DocumentStatus
 from retrieval.l1.vector_census import files_removed, vectors_per_document
 from retrieval.repair.catalog_loader import CatalogLoader
 from retrieval.repair.consistency import audit
+from retrieval.repair.store_rebuild import StoreRebuild, set_aside_if_damaged
 from retrieval.writing import failures
 from retrieval.writing.errors import store_files_removed
 from retrieval.writing.ingestion import IngestionService
@@ -49,6 +52,7 @@ class KnowledgeRecovery:
         self._task: asyncio.Task[None] | None = None
         self._progress: Progress | None = None
         self.last_report: ImportReport | None = None  # the last round's interrupted imports
+        self.rebuild = StoreRebuild()  # active while a damaged store is rebuilt
 
     # --- one round ----------------------------------------------------------------------------
 
@@ -83,7 +87,28 @@ class KnowledgeRecovery:
             )
         return len(rows)
 
+    async def set_aside_damaged(self, *, at_start: bool = False) -> bool:
+        """Set a store whose files are damaged aside (``at_start``: before it is opened); the next
+        round rebuilds it. True when it did."""
+        if not self.store.local or self.rebuild.active:
+            return False
+        found = await asyncio.to_thread(set_aside_if_damaged, self.store, running=not at_start)
+        if found is None:
+            return False
+        damaged, where = found
+        log.warning(
+            "the vector store's files under %s are damaged (%s): moved them to %s (nothing is "
+            "deleted; remove that folder once you no longer need it) and rebuilding the vector "
+            "store from the documents",
+            self.store.uri,
+            "; ".join(damaged[:5]) + (" …" if len(damaged) > 5 else ""),
+            where,
+        )
+        self.rebuild.started(damaged, where)
+        return True
+
     async def _round(self, thorough: bool) -> dict[str, str]:
+        await self.set_aside_damaged()
         if trouble := await self.store_problem():
             self._interrupted_left |= thorough
             return {STORE: trouble}
@@ -93,7 +118,10 @@ class KnowledgeRecovery:
                 self.last_report = await self._finish_interrupted()
                 self._note(problems, INTERRUPTED_LEFT, self.last_report)
                 self._interrupted_left = False
-            self._note(problems, REPAIR, await self._reconcile(thorough))
+            if self.rebuild.active:
+                self._note(problems, REPAIR, await self._rebuild())
+            else:
+                self._note(problems, REPAIR, await self._reconcile(thorough))
         except Exception as exc:  # the next round tries again
             log.warning("reconciling the knowledge base failed", exc_info=True)
             reason = failures.describe(exc, vector_store=self.store.uri)
@@ -138,6 +166,32 @@ class KnowledgeRecovery:
             else None
         )
         await self.loader.load()
+        return report
+
+    async def _rebuild(self) -> ImportReport | None:
+        """Every document from its file into the store its damaged files were moved out of."""
+        outer, cache = self._progress, self.store.vector_cache
+        embedded = cache.misses
+
+        def both(event: dict) -> None:
+            self.rebuild.on_event(event)
+            if outer is not None:
+                outer(event)
+
+        self._progress = both
+        try:
+            report = await self._reconcile(thorough=True)
+        finally:
+            self._progress = outer
+        cache.forget_kept()
+        self.rebuild.end()
+        log.warning(
+            "vector store rebuilt from the documents: %d document(s) re-imported, %d chunk(s) "
+            "embedded anew; the damaged files stay in %s",
+            report.count("INDEXED") if report else 0,
+            cache.misses - embedded,
+            self.rebuild.set_aside_in,
+        )
         return report
 
     async def _totals_agree(self) -> bool:

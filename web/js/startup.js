@@ -1,6 +1,7 @@
 // The server's start, shown on every page: a banner under the top nav while /healthz says
-// "starting" (503: services not up yet) or "importing" (the first import of the knowledge base runs;
-// per file, and per chunk batch while a window of files is embedded). It goes away when done.
+// "starting" (503: services not up yet) or "importing" (the first import of the knowledge base runs,
+// a crash's imports are re-imported, or a damaged vector store is rebuilt; per file, and per chunk
+// batch while a window of files is embedded). It goes away when done.
 
 const POLL_MS = 1000;
 
@@ -45,6 +46,15 @@ export function importText(job) {
   return parts.join(" · ");
 }
 
+/** [title, note]: a vector store being repaired, a crash's imports re-imported, or the first import. */
+export function bannerText(hz, job) {
+  if (hz.repair) {
+    return ["正在修复向量库", ` — 向量库的文件已损坏，已移到 ${hz.repair.setAsideIn}，正从文档重建；检索只能找到已重建的文档（关键词检索覆盖全部）。`];
+  }
+  if (job.recovery) return ["恢复中断的导入", " — 检索只能找到已索引的文档。"];
+  return ["首次导入知识库", " — 检索只能找到已索引的文档。"];
+}
+
 function render(banner, hz) {
   banner.replaceChildren();
   banner.dataset.phase = hz.status;
@@ -54,13 +64,14 @@ function render(banner, hz) {
   }
   const job = hz.import || {};
   const pct = Math.round(importShare(job) * 100);
-  const bar = el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct), "aria-label": "首次导入进度" });
+  const [title, note] = bannerText(hz, job);
+  const bar = el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct), "aria-label": `${title}进度` });
   const fill = el("span");
   fill.style.width = `${pct}%`;
   bar.append(fill);
   banner.append(
-    el("strong", {}, "首次导入知识库"),
-    document.createTextNode(" — 检索只能找到已索引的文档。"),
+    el("strong", {}, title),
+    document.createTextNode(note),
     el("span", { "data-testid": "startup-progress" }, importText(job)),
     bar,
   );
