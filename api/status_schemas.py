@@ -25,6 +25,13 @@ class VectorStoreHealth(Camel):
     ok: bool
 
 
+class VectorStoreRepair(Camel):
+    damaged: list[str] = Field(description="the damaged files found, each with what is wrong")
+    set_aside_in: str | None = Field(description="where the damaged store's files were moved")
+    processed: int = Field(description="documents rebuilt so far")
+    total: int = Field(description="documents to rebuild")
+
+
 class Health(Camel):
     status: Literal["ok", "degraded", "importing", "starting", "failed"]
     database: DatabaseHealth | None = None
@@ -39,6 +46,9 @@ class Health(Camel):
         None,
         alias="import",
         description="while importing: the first import's (or the recovery's) job",
+    )
+    repair: VectorStoreRepair | None = Field(
+        None, description='while the vector store is rebuilt ("repairing the vector store")'
     )
     message: str | None = None
     timeline: dict[str, float] | None = Field(
