@@ -4,8 +4,9 @@ real server (``python -m server``, embedded defaults, the shipped runbooks).
 
 Target (issue 20): 200 lookups/s offered for 30 s, every request answered within 5 s, either 200
 or 503 with Retry-After (admission control, ``api/admission.py``). Prints one JSON document:
-offered rate, counts per status, how many 503s carried Retry-After, p50/p99/max latency, requests
-unfinished (no answer within the client's timeout), and whether the targets were met.
+offered rate, counts per status, how many 503s carried Retry-After, p50/p99/max latency (from the
+moment each request was due, ``_loadgen.py``), requests unfinished (no answer within the client's
+timeout), and whether the targets were met.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import os
 import signal
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
 import httpx
+from _loadgen import Result, offer
 from _server import SMOKE_RUNBOOKS, start_server
 
 WORDS = [
@@ -46,40 +47,12 @@ def percentile(xs: list[float], p: float) -> float | None:
     return round(xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs))) - 1))], 1)
 
 
-async def offer(base: str, rate: float, duration_s: float, timeout_s: float) -> dict:
-    results: list[tuple[int | str, float, bool]] = []  # status, ms, has Retry-After
-    # httpx slows to a crawl with thousands of connections in one pool; past 256 a request waits
-    # here, on the client, which only adds to the latency measured (a conservative reading).
-    limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
-    async with httpx.AsyncClient(base_url=base, timeout=timeout_s, limits=limits) as c:
-
-        async def one(i: int) -> None:
-            query = f"{WORDS[i % len(WORDS)]} {i}"  # distinct: nothing is served from a cache
-            t0 = time.perf_counter()
-            try:
-                r = await c.post("/api/knowledge/lookup", json={"query": query})
-                status: int | str = r.status_code
-                retry = "retry-after" in r.headers
-            except httpx.TimeoutException:
-                status, retry = "unfinished", False
-            except httpx.HTTPError as exc:
-                status, retry = type(exc).__name__, False
-            results.append((status, (time.perf_counter() - t0) * 1000, retry))
-
-        tasks = []
-        total = int(rate * duration_s)
-        start = time.perf_counter()
-        for i in range(total):
-            delay = start + i / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i)))
-        offered_s = time.perf_counter() - start
-        await asyncio.gather(*tasks)
-    counts = Counter(str(s) for s, _, _ in results)
-    answered = [ms for s, ms, _ in results if isinstance(s, int)]
-    shed = [r for r in results if r[0] == 503]
-    within = sum(1 for s, ms, _ in results if isinstance(s, int) and ms <= ANSWER_WITHIN_S * 1000)
+def summarize(results: list[Result], offered_s: float, rate: float, duration_s: float) -> dict:
+    total = len(results)
+    counts = Counter(str(r.status) for r in results)
+    answered = [r.ms for r in results if isinstance(r.status, int)]
+    shed = [r for r in results if r.status == 503]
+    within = sum(1 for r in results if isinstance(r.status, int) and r.ms <= ANSWER_WITHIN_S * 1000)
     return {
         "offered_rate_per_s": rate,
         "achieved_offer_rate_per_s": round(total / offered_s, 1),
@@ -87,14 +60,14 @@ async def offer(base: str, rate: float, duration_s: float, timeout_s: float) -> 
         "requests": total,
         "counts": dict(sorted(counts.items())),
         "served_per_s": round(counts.get("200", 0) / offered_s, 1),
-        "503_with_retry_after": sum(1 for r in shed if r[2]),
+        "503_with_retry_after": sum(1 for r in shed if r.retry_after),
         "unfinished": counts.get("unfinished", 0),
         "answered_within_5s": within,
         "p50_ms": percentile(answered, 50),
         "p99_ms": percentile(answered, 99),
         "max_ms": round(max(answered), 1) if answered else None,
-        "p99_ms_of_200": percentile([ms for s, ms, _ in results if s == 200], 99),
-        "p99_ms_of_503": percentile([ms for s, ms, _ in shed], 99),
+        "p99_ms_of_200": percentile([r.ms for r in results if r.status == 200], 99),
+        "p99_ms_of_503": percentile([r.ms for r in shed], 99),
     }
 
 
@@ -116,7 +89,15 @@ def main() -> None:
                 f"{server.base_url}/api/knowledge/lookup", json={"query": "x"}, timeout=60
             )
             warm.raise_for_status()
-            out = asyncio.run(offer(server.base_url, args.rate, args.duration, args.timeout))
+            # Distinct queries: nothing is served from a cache.
+            bodies = [
+                {"query": f"{WORDS[i % len(WORDS)]} {i}"}
+                for i in range(int(args.rate * args.duration))
+            ]
+            results, offered_s = asyncio.run(
+                offer(server.base_url, "/api/knowledge/lookup", bodies, args.rate, args.timeout)
+            )
+            out = summarize(results, offered_s, args.rate, args.duration)
         finally:
             server.stop()
     statuses_ok = set(out["counts"]) <= {"200", "503"}
