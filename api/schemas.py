@@ -124,6 +124,7 @@ class LookupKnobOut(Camel):
     maximum: int | float | None = None
     exclusive_minimum: int | float | None = None
     enum: list[str] | None = None
+    enum_labels: dict[str, str] | None = Field(None, description="an enum value's label")
     value: Any = Field(description="what this server runs with when the request omits it")
 
 

@@ -165,6 +165,10 @@ async def test_retrieval_controls_change_that_lookup_and_show_it(page: Page) -> 
     await expect(page.get_by_test_id("ov-topK")).to_have_attribute("placeholder", "4")
     await expect(page.get_by_test_id("ov-maxL2Distance")).to_have_attribute("placeholder", "2")
     await page.get_by_test_id("ov-topK").fill("1")
+    # an enum knob's options carry their labels (value stays the wire value)
+    await expect(page.get_by_test_id("ov-judge").locator('option[value="dense"]')).to_have_text(
+        "dense 相似度"
+    )
     await page.get_by_test_id("ov-judge").select_option("dense")
     await page.get_by_test_id("ov-bm25Weight").fill("2")
     await page.get_by_test_id("lookup-submit").click()

@@ -33,6 +33,7 @@ class Knob:
     label: str  # on the retrieval-test page
     run_only: bool = False  # a run's knob (Context, Studio), not a single lookup's (the HTTP test)
     wire: str | None = None  # its name in the HTTP request when not the field's camelCase
+    choices: tuple[tuple[str, str], ...] = ()  # (value, label on the page) of an enum knob
 
 
 @dataclass(kw_only=True)
@@ -90,7 +91,12 @@ class LookupKnobs:
     ] = None
     relevance_judge: Annotated[
         Literal["calibrated", "dense"] | None,
-        Knob("judge", "判定 judge", wire="judge"),
+        Knob(
+            "judge",
+            "判定 judge",
+            wire="judge",
+            choices=(("calibrated", "calibrated 校准"), ("dense", "dense 相似度")),
+        ),
         Field(
             description="How lookups are judged: calibrated (one confidence from all the "
             "evidence) or dense (the dense similarity alone; for a multilingual model). Unset = "
@@ -158,7 +164,8 @@ def effective(cfg: LookupConfig, wanted: LookupKnobs) -> dict[str, Any]:
 
 def describe(cfg: LookupConfig) -> list[dict[str, Any]]:
     """The retrieval test's knobs for a form: wire name, label, description, JSON-schema type and
-    bounds (``minimum``, ``maximum``, ``exclusiveMinimum``, ``enum``) and the server's value."""
+    bounds (``minimum``, ``maximum``, ``exclusiveMinimum``, ``enum`` with ``enumLabels``) and the
+    server's value."""
     out = []
     for name, k in KNOBS.items():
         if k.run_only:
@@ -169,6 +176,7 @@ def describe(cfg: LookupConfig) -> list[dict[str, Any]]:
         out.append(
             {"name": wire(name), "label": k.label, "description": schema.get("description", "")}
             | bounds
+            | ({"enumLabels": dict(k.choices)} if k.choices else {})
             | {"value": _get(cfg, k.target)}
         )
     return out

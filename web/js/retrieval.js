@@ -47,7 +47,7 @@ function knobControl(k) {
   const attrs = { id, "data-testid": id, "data-param": k.name, title: k.description };
   const control = k.enum
     ? h("select", attrs, h("option", { value: "" }, `服务端配置 (${k.value})`),
-      k.enum.map((v) => h("option", { value: v }, v)))
+      k.enum.map((v) => h("option", { value: v }, k.enumLabels?.[v] ?? v)))
     : h("input", {
       ...attrs, type: "number", min: k.minimum ?? k.exclusiveMinimum, max: k.maximum,
       step: k.type === "integer" ? 1 : (k.maximum ?? Infinity) <= 1 ? 0.01 : 0.1,
