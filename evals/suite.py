@@ -38,6 +38,7 @@ from llm.factory import OFFLINE, ModelFactory
 from persistence.db import Database
 from persistence.migrate import upgrade
 from persistence.models import EvalRunStatus
+from retrieval.l1.embeddings import DEFAULT_LOCAL_MODEL
 from services import runner_on
 from settings import Settings
 
@@ -148,7 +149,7 @@ class Suite:
             "judge_model": o.judge,
             "git_commit": git_commit(),
             "prompt_hash": prompt_hash(self.settings.prompts_dir),
-            "embedding_model": f"{emb.provider}:{emb.model or 'packaged MiniLM'}",
+            "embedding_model": f"{emb.provider}:{emb.model or DEFAULT_LOCAL_MODEL}",
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "scenario_count": len(scenarios),
             "repeat": o.repeat,

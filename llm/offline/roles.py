@@ -61,13 +61,18 @@ def _strip_json(text: str) -> str:
 # --- acting roles: assistant and executor ---------------------------------------------------------
 
 
+QUESTION_CHARS = 200  # longer is a paste (a log, a stack trace), not a question
+
+
 def _query_for(task: str, spec: dict[str, Any]) -> str:
     if spec.get("query"):
         return str(spec["query"])
     text = _strip_json(task)
     if m := DOMAIN_INSTR.search(text):
         return m.group(2).strip()
-    return " ".join(terms(text)) or text
+    # A question goes as written (a hosted model passes it through nearly verbatim; keywords lost
+    # one-character symptoms like 慢 / 卡 / 满); only pasted text is reduced to its terms.
+    return text if len(text) <= QUESTION_CHARS else " ".join(terms(text)) or text
 
 
 def _lookup_args(query: str, spec: dict[str, Any]) -> dict[str, Any]:
