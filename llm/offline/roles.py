@@ -228,6 +228,15 @@ def supervise(messages: Sequence[AnyMessage]) -> AIMessage:
     return AIMessage(content="", tool_calls=[_call("Route", {"next": nxt, "reason": why}, state)])
 
 
+def _with_logs(steps: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+    """A question asking for a named service's logs gets them read once, in the first step (a
+    step's instruction carries only its lookup, so the executor would not know the service)."""
+    service = _service_for(question, {})
+    if steps and service and WANTS_LOGS.search(question):
+        steps[0] |= {"service": service, "tools": ["lookup_knowledge", "query_logs"]}
+    return steps
+
+
 def plan(messages: Sequence[AnyMessage]) -> AIMessage:
     """All the steps at once (one per alert or symptom), then finish: one planner call per run."""
     system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
@@ -242,7 +251,7 @@ def plan(messages: Sequence[AnyMessage]) -> AIMessage:
         if not steps:  # no clause names a runbook: the strongest domains for the whole question
             step = plan_chat(state.get("question", ""), system, state.get("done_domains", []))
             steps = [] if step["finish"] else [step]
-        decided = {"steps": steps, "finish": True}
+        decided = {"steps": _with_logs(steps, state.get("question", "")), "finish": True}
     return AIMessage(content="", tool_calls=[_call("Plan", decided, state)])
 
 
