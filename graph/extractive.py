@@ -10,7 +10,8 @@ none of them are left out, and only the documents shown are cited.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from graph.evidence import Evidence
@@ -136,13 +137,36 @@ def _other_part(ev: Evidence) -> str | None:
         ]
         return "**活跃告警**\n" + ("\n".join(items) or "- 无")
     if ev.tool == "query_logs":
-        lines = [
-            f"- {x.get('ts', '')} {x.get('message', '')}" for x in ev.data.get("lines", [])[-5:]
+        shown = ev.data.get("lines", [])[-5:]
+        lines = [f"- {x.get('ts', '')} {x.get('message', '')}" for x in shown]
+        lines += [
+            f"- 代码位置：日志中的堆栈指向 `{where}`（{file}）"
+            for where, file in code_frames(str(x.get("message", "")) for x in shown)
         ]
         return f"**{ev.data.get('service', '')} 日志**\n" + ("\n".join(lines) or "- 无匹配日志")
     if ev.tool == "get_current_time":
         return f"当前时间：{ev.data.get('local', ev.text)}"
     return None
+
+
+# A Java stack frame ("at com.acme.ExportService.export(ExportService.java:87)") or a Python one
+# ('File "app/export.py", line 87, in export'); the JDK's own frames say nothing about the cause.
+_JAVA_FRAME = re.compile(r"\bat ((?:[\w$]+\.)+[\w$<>]+)\(([\w$]+\.\w+:\d+)\)")
+_PY_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\w+)')
+_PLATFORM = ("java.", "javax.", "jdk.", "sun.", "kotlin.", "scala.")
+
+
+def code_frames(messages: Iterable[str], limit: int = 2) -> list[tuple[str, str]]:
+    """(where, file:line) of the application frames the log lines name, first seen first: the
+    place an exception or a leak detector points at, which the answer names as a clue."""
+    out: list[tuple[str, str]] = []
+    for message in messages:
+        found = [
+            (m[1], m[2]) for m in _JAVA_FRAME.finditer(message) if not m[1].startswith(_PLATFORM)
+        ]
+        found += [(m[3], f"{m[1]}:{m[2]}") for m in _PY_FRAME.finditer(message)]
+        out += [f for f in found if f not in out]
+    return out[:limit]
 
 
 def _topic(question: str) -> str:

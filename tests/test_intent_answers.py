@@ -252,3 +252,31 @@ def test_one_clause_naming_two_domains_is_one_symptom() -> None:
     assert (
         classify("How do I fix X? it keeps restarting since the deploy", {"kubernetes"}) == "simple"
     )
+
+
+def test_logs_part_names_the_code_a_stack_points_at() -> None:
+    """zh-chat-logs-pool-leak: the logs showed the leak detector's stack at ExportService.export,
+    but the answer only echoed the lines; it now names the frame as a clue (JDK frames are not)."""
+    logs = Evidence(
+        "query_logs",
+        {"service": "order-service"},
+        "c2",
+        True,
+        "{}",
+        {
+            "service": "order-service",
+            "lines": [
+                {"ts": "t1", "message": "Pool stats (total=20, active=20, idle=0, waiting=44)"},
+                {
+                    "ts": "t2",
+                    "message": "java.lang.Exception: Apparent connection leak detected at "
+                    "java.lang.Thread.run(Thread.java:833) at "
+                    "com.acme.order.report.ExportService.export(ExportService.java:87)",
+                },
+            ],
+        },
+    )
+    text = answer("order-service 的连接池为什么满了", logs)
+    clue = next(line for line in text.splitlines() if "代码位置" in line)
+    assert "com.acme.order.report.ExportService.export" in clue and "ExportService.java:87" in clue
+    assert "Thread.run" not in clue
