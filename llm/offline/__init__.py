@@ -1,7 +1,8 @@
 """``OfflineChatModel``: a deterministic, extractive, tool-calling chat model for offline use.
 
-It is not an LLM. It runs the roles in ``roles.py`` — planning from the knowledge map, calling tools
-with terms from the question, stopping on PRECISE / HIGHLY_RELEVANT or an already-retrieved domain,
+It is not an LLM. It runs the roles in ``roles.py`` — planning from the knowledge map
+(``planning.py``), calling tools with the question as asked (``followup.py`` resolves a follow-up's
+subject; ``alerts.py`` picks the firing alert to look at first), stopping on PRECISE / HIGHLY_RELEVANT or an already-retrieved domain,
 answering with lines taken from tool results and their sources — so the whole product works with no
 API key, and tests can assert on whole runs. Usage metadata is an estimate (see ``text.py``).
 """

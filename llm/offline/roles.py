@@ -16,9 +16,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 
 from graph.compact import task_only
-from graph.evidence import Evidence, after_last_human, collect
+from graph.evidence import Evidence, after_last_human, alerts, collect
 from graph.extractive import Reader, extractive_answer
 from graph.rules import aiops_step, alert_steps, next_agent
+from llm.offline.alerts import alert_lookup, alerts_part, earlier_alerts, first_alert
 from llm.offline.followup import earlier_questions, with_subject
 from llm.offline.planning import plan_chat, plan_symptoms
 from llm.offline.text import json_block, terms, unique
@@ -158,6 +159,13 @@ def act(
         if calls:
             return AIMessage(content="", tool_calls=calls)
     lookups = [e for e in evs if e.tool == "lookup_knowledge" and e.ok]
+    alert_unread = not any(e.data.get("found") or e.args.get("alert") for e in lookups)
+    if alert_unread and "lookup_knowledge" in tools and (top := first_alert(evs)):
+        # "What is firing and what first?": the alerts alone name no step; the most severe
+        # alert's runbook does (an SRE opens it next).
+        return AIMessage(
+            content="", tool_calls=[_call("lookup_knowledge", alert_lookup(top), salt, 2)]
+        )
     if len(lookups) == 1 and "lookup_knowledge" in tools:
         last = lookups[0].data
         stop = (
@@ -176,15 +184,12 @@ def act(
     question = spec.get("question") or _strip_json(asked)
     if task != asked and read is not None:  # a follow-up goes on from the runbook already cited
         evs = [*earlier_documents(messages, {x for e in evs for x in e.sources()}), *evs]
-    return AIMessage(
-        content=extractive_answer(
-            question,
-            evs,
-            report=(role == "executor"),
-            focus=task if task != asked else "",
-            read=read,
-        )
+    text = extractive_answer(
+        question, evs, report=(role == "executor"), focus=task if task != asked else "", read=read
     )
+    if not alerts(evs) and (names := earlier_alerts(messages)):
+        text = alerts_part(names, evs) + "\n\n" + text
+    return AIMessage(content=text)
 
 
 CITED = re.compile(r"^来源：(.+)$", re.M)
