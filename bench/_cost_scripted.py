@@ -20,12 +20,14 @@ def scripted_factory():  # noqa: ANN202
 
     It remembers what it issued itself (not what it sees), so it behaves the same whatever
     context the graph sends it; usage is the offline estimator over what it was sent."""
+    from _common import code
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from llm.offline.text import estimate_tokens
+    # graph/offline/ before issue 21 moved the offline model to llm/ (the baseline tree has it there).
+    estimate_tokens = code("llm.offline.text", "graph.offline.text").estimate_tokens
 
     class Scripted(BaseChatModel):
         issued: dict[str, int]
