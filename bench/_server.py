@@ -68,10 +68,16 @@ def _free_port() -> int:
 
 
 def start_server(
-    work: Path, *, runbooks: tuple[str, ...] | None = None, **env_overrides: str
+    work: Path,
+    *,
+    runbooks: tuple[str, ...] | None = None,
+    root: Path = ROOT,
+    poll_s: float = 0.5,
+    **env_overrides: str,
 ) -> BenchServer:
     """The server on the embedded defaults, all its state under ``work``; returns once healthy
-    (``/healthz`` says ``ok``: the first import of the runbooks is done)."""
+    (``/healthz`` says ``ok``: the first import of the runbooks is done). ``root``: the tree
+    whose code runs (another revision's, for a before/after), with this checkout's venv."""
     kb = work / "knowledge_base"
     if not kb.exists():
         copy_runbooks(kb, runbooks)
@@ -86,7 +92,7 @@ def start_server(
         PORT=str(port),
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(root),
         **env_overrides,
     )
     venv_python = ROOT / ".venv" / "bin" / "python"
@@ -114,7 +120,7 @@ def start_server(
                     return server
             except (httpx.HTTPError, ValueError):
                 pass
-            time.sleep(0.5)
+            time.sleep(poll_s)
         raise RuntimeError(f"server not healthy after {START_TIMEOUT_S}s; see {log_path}")
     except BaseException:
         server.stop()

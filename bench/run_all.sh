@@ -22,6 +22,7 @@ case "${1:-}" in
     $PY bench/bench_overload.py --smoke > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --smoke > "$OUT/checkpoints.json"
     $PY bench/bench_cost.py --smoke > "$OUT/cost.json"
+    $PY bench/bench_start.py --smoke > "$OUT/start.json"
     ;;
   --quick)
     $PY bench/bench_l0.py --sizes 100,1000 --queries 200 > "$OUT/l0.json"
@@ -34,6 +35,7 @@ case "${1:-}" in
     $PY bench/bench_overload.py --duration 10 > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --turns 120 > "$OUT/checkpoints.json"
     $PY bench/bench_cost.py --synthetic 300 > "$OUT/cost.json"
+    $PY bench/bench_start.py --rounds 1 > "$OUT/start.json"
     ;;
   "")
     $PY bench/bench_l0.py > "$OUT/l0.json"
@@ -45,12 +47,13 @@ case "${1:-}" in
     $PY bench/bench_overload.py > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py > "$OUT/checkpoints.json"
     $PY bench/bench_cost.py > "$OUT/cost.json"
+    $PY bench/bench_start.py > "$OUT/start.json"
     ;;
   *)
     echo "usage: bash bench/run_all.sh [--quick | --smoke]" >&2
     exit 2
     ;;
 esac
-for f in l0 l1 lookup ingest http overload checkpoints cost; do
+for f in l0 l1 lookup ingest http overload checkpoints cost start; do
   printf '%-8s all_targets_met=%s\n' "$f" "$($PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('all_targets_met'))" "$OUT/$f.json")"
 done

@@ -33,6 +33,16 @@ def _hypothesis_outside_checkout(tmp_path_factory: pytest.TempPathFactory) -> It
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # The bf16 probe's verdict (``retrieval/l1/bf16_verdict.py``): one folder for the run, shared
+    # by the in-process model and every server a test starts (they inherit the environment), so
+    # the probe runs once per worker, not once per start, and nothing lands in the home folder.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SUPERBIZ_CACHE_DIR", str(tmp_path_factory.mktemp("superbiz-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # A developer's config.yaml or .env must not leak into tests; tests set what they need.

@@ -4,12 +4,15 @@ refused whole, an unchanged refused file is not parsed again, and parsing never 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
+from retrieval.parsing.documents import DocumentError, parse_document
 from tests.support.hostile import alias_bomb, assert_error, document_rows, isolated_client, kb_files
 
 GOOD = b"---\ntitle: Disk full\nkeywords: [DISK_FULL_QZ]\n---\n# Disk full\n\nClean /var/log.\n"
@@ -126,7 +129,36 @@ async def test_unchanged_refused_file_is_not_parsed_again(client) -> None:  # no
     await wait_for_job(client)
 
 
-async def test_hostile_frontmatter_does_not_stall_the_server(client) -> None:  # noqa: ANN001
+RUNS = 3  # a loaded machine pauses a process now and then: the best of RUNS is judged
+# The loop's own granularity (10 ms ticks, the GIL handed over every 5 ms): off the loop the
+# longest stall was 0.02-0.03 s at every load seen, so a bound under this would judge noise.
+STALL_FLOOR_S = 0.04
+
+
+@contextlib.contextmanager
+def collector_off() -> Iterator[None]:
+    """No garbage collection: a full one of this test process' heap (the model, many started
+    stacks) took 0.75 s here, a pause of the process, not of the route (likely the 0.8 s stall
+    that failed CI against the former bound)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def parse_time(data: bytes) -> float:
+    """How long parsing ``data`` takes on this thread: what it would hold the loop for."""
+    with collector_off():
+        t0 = time.perf_counter()
+        with contextlib.suppress(DocumentError):
+            parse_document(data, "ops/stall.md")
+        return time.perf_counter() - t0
+
+
+async def longest_stall(client: httpx.AsyncClient, payloads: list[bytes]) -> float:
+    """The longest gap between 10 ms ticks of the loop while ``payloads`` are uploaded and
+    refused."""
     stalls: list[float] = []
     stop = asyncio.Event()
 
@@ -138,19 +170,36 @@ async def test_hostile_frontmatter_does_not_stall_the_server(client) -> None:  #
             stalls.append(now - last)
             last = now
 
+    with collector_off():
+        tick = asyncio.create_task(ticker())
+        try:
+            for data in payloads:
+                r = await upload(client, "stall.md", data)
+                assert r.status_code == 422, r.text
+        finally:
+            stop.set()
+            await tick
+    return max(stalls)
+
+
+async def test_hostile_frontmatter_does_not_stall_the_server(client) -> None:  # noqa: ANN001
     deep = b"---\nx: " + b"[" * 20000 + b"]" * 20000 + b"\n---\nbody\n"
     wide = b"---\nkeywords: [" + b",".join([b'"k"'] * 9000) + b"]\n---\n# Wide\n\nbody\n"
-    tick = asyncio.create_task(ticker())
-    try:
-        for data in (deep, wide, alias_bomb()):
-            r = await upload(client, "stall.md", data)
-            assert r.status_code == 422, r.text
-    finally:
-        stop.set()
-        await tick
-    # A generous bound: a loaded 2-core CI machine met 0.68 s against the former 0.5 s with the
-    # parse off the loop; parsing the wide list on it holds the loop for about a second unloaded, more under load.
-    assert max(stalls) < 2.0, f"the event loop stalled for {max(stalls):.2f} s"
+    # A refused upload first: the route's one-time costs (imports, first parse) are not a stall.
+    r = await upload(client, "stall.md", b"---\nupdated: 2024-13-01\n---\nx\n")
+    assert r.status_code == 422, r.text
+    # Judged against what parsing the wide list on the loop would hold it, here and now (load
+    # slows both alike). Measured at load averages 6-7 on 2 cores: off the loop the longest stall
+    # 0.02-0.03 s, the parse 0.05-0.13 s; parsed on the loop the stall is the parse (0.05-0.15 s).
+    bound = max(min(parse_time(wide) for _ in range(RUNS)) / 2, STALL_FLOOR_S)
+    runs: list[float] = []
+    for _ in range(RUNS):
+        runs.append(await longest_stall(client, [deep, wide, alias_bomb()]))
+        if runs[-1] < bound:
+            break
+    assert min(runs) < bound, (
+        f"the event loop stalled for {runs} s (best of {RUNS}); bound {bound:.3f} s"
+    )
 
 
 async def test_import_job_messages_are_words(client) -> None:  # noqa: ANN001

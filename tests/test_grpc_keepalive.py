@@ -23,7 +23,10 @@ from tests.support.paths import ROOT
 # The longest idle spell waited for the control's GOAWAY: it came 60-80 s into one with pymilvus'
 # defaults when first measured, 120-130 s on a loaded machine since.
 IDLE_S = 180
-MARGIN_S = 20  # the shipped channel idles this much longer than the control needed for its GOAWAY
+# The shipped channel idles this much longer than the control needed for its GOAWAY (counted
+# from each one's own first idle moment): pymilvus' ping interval, so had the shipped channel
+# pinged like the control, one more strike would have come.
+MARGIN_S = 10
 
 SCRIPT = """
 import sys, time
@@ -68,15 +71,25 @@ class Probe:
         )
         self.out: list[str] = []
         self.err: list[str] = []
+        self.idle_at: float | None = None  # when the script said it idles (monotonic)
+        self.goaway_at: float | None = None  # when its log first said too_many_pings
         self._readers = [
-            threading.Thread(target=self.out.extend, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self.err.extend, args=(self.proc.stderr,), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.err), daemon=True),
         ]
         for reader in self._readers:
             reader.start()
 
-    def saw(self, text: str) -> bool:
-        return any(text in line for line in list(self.err))
+    def _read(self, stream, lines: list[str]) -> None:  # noqa: ANN001
+        for line in stream:
+            lines.append(line)
+            if self.idle_at is None and line.strip() == "idle":
+                self.idle_at = time.monotonic()
+            if self.goaway_at is None and "too_many_pings" in line:
+                self.goaway_at = time.monotonic()
+
+    def idled_s(self) -> float:
+        return 0.0 if self.idle_at is None else time.monotonic() - self.idle_at
 
     def finish(self) -> tuple[str, str]:
         """End the idle spell; the script searches once more and exits: (stdout, stderr)."""
@@ -98,14 +111,16 @@ class Probe:
 @pytest.mark.slow  # idles until the control's GOAWAY and a margin, in two processes at once
 def test_an_idle_milvus_lite_channel_logs_no_goaway(tmp_path: Path) -> None:
     shipped, control = Probe(tmp_path, "shipped"), Probe(tmp_path, "pymilvus-defaults")
-    # Both idle from their first search on; the spell ends MARGIN_S after the control's GOAWAY
-    # (pymilvus' defaults), so the shipped channel idles longer than the defaults need to get one.
+    # Both idle from their first search on; the spell ends once the shipped channel has idled
+    # MARGIN_S longer than the control (pymilvus' defaults) idled before its GOAWAY: longer than
+    # the defaults need to get one.
     deadline = time.monotonic() + IDLE_S + 30  # the start-up (imports, Milvus Lite) is in it too
-    while not control.saw("too_many_pings") and time.monotonic() < deadline:
-        if control.proc.poll() is not None:
-            break
+    while time.monotonic() < deadline and control.proc.poll() is None:
+        if control.goaway_at is not None and control.idle_at is not None:
+            needed = control.goaway_at - control.idle_at + MARGIN_S
+            if shipped.idled_s() >= needed or shipped.proc.poll() is not None:
+                break
         time.sleep(0.5)
-    time.sleep(MARGIN_S)
     out, err = shipped.finish()
     c_out, c_err = control.finish()
     assert shipped.proc.returncode == 0 and out.split() == ["idle", "ok"], err

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from retrieval.l1.embeddings import cpu_has_native_bf16
 from retrieval.l1.lite_files import release
 from tests.support.kb import kb_settings
 from tests.support.paths import fixture_docs
@@ -196,5 +197,9 @@ def test_a_truncated_segment_found_at_start_by_the_real_server(tmp_path: Path) -
     srv = start_server(tmp_path, name="third")  # healthy at once: the files on disk are whole
     try:
         assert _set_aside(tmp_path) == [aside]
+        if cpu_has_native_bf16():  # precision auto probes bf16 only there
+            # A restart skips the bf16 probe: its verdict is remembered (the run's cache folder).
+            log = srv.log_path.read_text(errors="replace")
+            assert "remembered from an earlier probe" in log, srv.log_tail()
     finally:
         srv.stop()

