@@ -23,6 +23,7 @@ from retrieval.lookup.alert_input import AlertInput
 from retrieval.lookup.aspect_results import Pick, aspect_fields, aspects_message, combine
 from retrieval.lookup.aspects import split_aspects
 from retrieval.lookup.config import DedupReason, LookupConfig, LookupOutcome
+from retrieval.lookup.l0_claim import names_alone
 from retrieval.lookup.memory import SessionMemory
 from retrieval.lookup.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
 from retrieval.lookup.query_input import LookupQuery, prepare_for
@@ -227,8 +228,10 @@ class _Run:
         )
         matched = [t for m, d in found if named and d is named[0] for t in m.terms]
         if len(named) == 1 and not self.q.not_named_for(named[0], matched):
-            self.art["layer"] = "L0"
-            return self._precise(named[0])
+            match = next(m for m, d in found if d is named[0])  # a keyword others explain: L1
+            if names_alone(match, self.catalog, self.svc.body_loader):
+                self.art["layer"] = "L0"
+                return self._precise(named[0])
         docs = self._l1([d.file_path for d in named])
         self.art["layer"] = "L0+L1" if named else "L1"
         return self._ranked(docs, named)

@@ -1,0 +1,67 @@
+"""Does an L0 match name its document alone? Pure (bodies come from the caller's reader).
+
+PRECISE says "no document in the base is more precise" and skips L1. That holds when the query
+names the document itself — its title, a title part or its file name — or uses a keyword of it that
+no other runbook's text contains (``ERR_TIMEOUT`` in a base whose error-code manual is the only
+runbook that mentions it). A keyword that other runbooks also explain names a symptom several of
+them cover: ``CLUSTERDOWN`` is a keyword of a Redis configuration guide and the error the
+cluster-state runbook is about; ``PIDPressure`` is a keyword of a disk-pressure runbook and the
+subject of the PID-pressure one. Then L1 and the judge choose among them, the L0 hit one more vote.
+
+The check runs only when L0 found exactly one document, and reads only the bodies of documents
+whose content terms hold all the keyword's words (the catalog's term sets narrow them first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from retrieval.parsing.terms import query_terms
+from retrieval.parsing.textnorm import compact_term
+
+# More documents than this holding all of a keyword's words: the keyword is common ground
+# (``Full GC``), not one runbook's; no bodies are read.
+MAX_READS = 8
+_DROPPED = re.compile(r"[\s\-_\u3000\u00a0]+")  # what ``textnorm.compact`` drops
+
+
+def compact_text(text: str) -> str:
+    """``text`` in L0's compact form (case-folded, no spaces, hyphens or underscores)."""
+    return _DROPPED.sub("", text).casefold()
+
+
+def keyword_is_exclusive(
+    term: str,
+    original: str,
+    doc_id: str,
+    docs: Iterable[Any],
+    body_of: Callable[[Any], str | None],
+) -> bool:
+    """No document but ``doc_id`` holds the compact keyword ``term`` (``original``: as written)
+    in its body. ``docs``: the base's documents (``doc_id``, ``terms``)."""
+    words = query_terms(original) or [term]
+    others = [d for d in docs if d.doc_id != doc_id and all(w in d.terms for w in words)]
+    if len(others) > MAX_READS:
+        return False
+    for d in others:
+        body = body_of(d)
+        if body is None or term in compact_text(body):
+            return False  # unreadable: cannot tell, so not exclusive
+    return True
+
+
+def names_alone(match: Any, catalog: Any, body_of: Callable[[Any], str | None] | None) -> bool:
+    """``match`` (an ``L0Match``) names its document alone: by a name term, or by a specific
+    keyword no other document's body holds. ``catalog``: a ``DocumentCatalog`` (its documents
+    and ``is_specific``). Without a body reader: as before, any match."""
+    if match.names or body_of is None:
+        return True
+    originals = {compact_term(k): k for k in match.entry.keywords}
+    pool = catalog.all()
+    return any(
+        keyword_is_exclusive(t, originals.get(t, t), match.entry.doc_id, pool, body_of)
+        for t in match.keywords
+        if catalog.is_specific(t)
+    )
