@@ -88,3 +88,20 @@ def test_a_platform_runbook_is_reference_when_the_product_is_only_context() -> N
     assert rule == OTHER_TECHNOLOGY and level_for(conf) is RelevanceLevel.REFERENCE
     conf, rule = capped(0.93, {"tech_missing": 1.0}, 0.75, 0.5)
     assert level_for(conf) is RelevanceLevel.NONE
+
+
+def test_l1_confirms_only_with_its_own_evidence_for_the_first_document() -> None:
+    from retrieval.judging.judge import Judged
+    from retrieval.l1.fusion import DocHit, FusedHit
+    from retrieval.lookup.l0_claim import agrees
+
+    doc = _service().catalog.by_path("infrastructure/redis-config.md")
+    chunk = FusedHit("c1", 0.03, {"file_path": doc.file_path})
+    first = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.REFERENCE, 0.9)
+    other = Judged(DocHit("redis/redis-cluster-state-fail.md", chunks=[chunk]), first.level, 0.9)
+    assert agrees(doc, [first, other])
+    assert not agrees(doc, [other, first])  # L1 puts another runbook first
+    l0_only = Judged(DocHit(doc.file_path), RelevanceLevel.REFERENCE, None)
+    assert not agrees(doc, [l0_only])  # L1 down: nothing confirms the keyword
+    none = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.NONE, 0.2)
+    assert not agrees(doc, [none])
