@@ -97,11 +97,11 @@ def test_l1_confirms_only_with_its_own_evidence_for_the_first_document() -> None
 
     doc = _service().catalog.by_path("infrastructure/redis-config.md")
     chunk = FusedHit("c1", 0.03, {"file_path": doc.file_path})
-    first = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.HIGHLY_RELEVANT, 0.9)
+    first = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.REFERENCE, 0.9)
     other = Judged(DocHit("redis/redis-cluster-state-fail.md", chunks=[chunk]), first.level, 0.9)
     assert agrees(doc, [first, other])
     assert not agrees(doc, [other, first])  # L1 puts another runbook first
     l0_only = Judged(DocHit(doc.file_path), RelevanceLevel.REFERENCE, None)
     assert not agrees(doc, [l0_only])  # L1 down: nothing confirms the keyword
-    for level in (RelevanceLevel.REFERENCE, RelevanceLevel.NONE):  # L1 not confident itself
-        assert not agrees(doc, [Judged(DocHit(doc.file_path, chunks=[chunk]), level, 0.6)])
+    none = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.NONE, 0.2)
+    assert not agrees(doc, [none])

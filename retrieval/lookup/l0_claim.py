@@ -7,8 +7,8 @@ runbook that mentions it). A keyword that other runbooks also explain names a sy
 them cover: ``CLUSTERDOWN`` is a keyword of a Redis configuration guide and the error the
 cluster-state runbook is about; ``PIDPressure`` is a keyword of a disk-pressure runbook and the
 subject of the PID-pressure one. Then L1 runs, the L0 hit one more vote: when L1's first document
-(as judged, HIGHLY_RELEVANT) is still the L0 one, both agree and it is PRECISE; otherwise the
-judge's ranking and levels answer.
+(as judged) is still the L0 one, both agree and it is PRECISE; otherwise the judge's ranking and
+levels answer.
 
 The check runs only when L0 found exactly one document, and reads only the bodies of documents
 whose content terms hold all the keyword's words (the catalog's term sets narrow them first; a
@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.judging.relevance import RelevanceLevel
 from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textnorm import compact_term
 
@@ -102,8 +101,11 @@ def l0_claim(
 
 
 def agrees(doc: Any, judged: Sequence[Any]) -> bool:
-    """L1 confirms L0's one document: it is the first judged document, HIGHLY_RELEVANT on L1
-    evidence (chunks of its own; a document only L0 returned, with L1 down, confirms nothing)."""
-    if not judged or judged[0].doc.path != doc.file_path or not judged[0].doc.chunks:
-        return False
-    return judged[0].level is RelevanceLevel.HIGHLY_RELEVANT
+    """L1 confirms L0's one document: it is the first judged document, found, on L1 evidence
+    (chunks of its own; a document only L0 returned, with L1 down, confirms nothing)."""
+    return (
+        bool(judged)
+        and judged[0].found
+        and bool(judged[0].doc.chunks)
+        and (judged[0].doc.path == doc.file_path)
+    )
