@@ -105,3 +105,23 @@ def test_l1_confirms_only_with_its_own_evidence_for_the_first_document() -> None
     assert not agrees(doc, [l0_only])  # L1 down: nothing confirms the keyword
     none = Judged(DocHit(doc.file_path, chunks=[chunk]), RelevanceLevel.NONE, 0.2)
     assert not agrees(doc, [none])
+
+
+def test_when_l1_finds_nothing_the_keywords_runbook_is_reference_and_first() -> None:
+    from retrieval.judging.judge import Judged
+    from retrieval.l1.fusion import DocHit
+    from retrieval.lookup.l0_claim import keyword_floor
+
+    doc = _service().catalog.by_path("api/payment-retry.md")
+    other = Judged(DocHit("api/payment-errors.md"), RelevanceLevel.NONE, 0.4)
+    mine = Judged(DocHit(doc.file_path), RelevanceLevel.NONE, 0.3)
+    out = keyword_floor(doc, [other, mine])
+    assert out[0] is mine and mine.level is RelevanceLevel.REFERENCE  # found, not PRECISE
+    assert other.level is RelevanceLevel.NONE
+    found = Judged(DocHit("api/payment-errors.md"), RelevanceLevel.REFERENCE, 0.6)
+    assert keyword_floor(
+        doc, [found, mine := Judged(DocHit(doc.file_path), RelevanceLevel.NONE, 0.3)]
+    ) == [
+        found,
+        mine,
+    ]  # L1 answers with something: its ranking stands

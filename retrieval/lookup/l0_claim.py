@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval.judging.relevance import RelevanceLevel
 from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textnorm import compact_term
 
@@ -109,3 +110,15 @@ def agrees(doc: Any, judged: Sequence[Any]) -> bool:
         and bool(judged[0].doc.chunks)
         and (judged[0].doc.path == doc.file_path)
     )
+
+
+def keyword_floor(doc: Any, judged: list[Any]) -> list[Any]:
+    """L1 found nothing it would answer with, yet L0's one document matched a keyword of its own:
+    the match is evidence, as for a document only L0 found — that document is REFERENCE and first
+    (not PRECISE: other runbooks explain the keyword too). ``judged`` otherwise as it is."""
+    if doc is None or any(j.found for j in judged):
+        return judged
+    mine = [j for j in judged if j.doc.path == doc.file_path]
+    for j in mine:
+        j.level = RelevanceLevel.REFERENCE
+    return mine + [j for j in judged if j not in mine]

@@ -23,7 +23,7 @@ from retrieval.lookup.alert_input import AlertInput
 from retrieval.lookup.aspect_results import Pick, aspect_fields, aspects_message, combine
 from retrieval.lookup.aspects import split_aspects
 from retrieval.lookup.config import DedupReason, LookupConfig, LookupOutcome
-from retrieval.lookup.l0_claim import agrees, l0_claim
+from retrieval.lookup.l0_claim import agrees, keyword_floor, l0_claim
 from retrieval.lookup.memory import SessionMemory
 from retrieval.lookup.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
 from retrieval.lookup.query_input import LookupQuery, prepare_for
@@ -325,13 +325,12 @@ class _Run:
         )
         return judged
 
-    def _ranked(
-        self, docs: list[DocHit], l0_docs: list[DocInfo], confirm: DocInfo | None = None
-    ) -> LookupOutcome:
-        judged = self._judge(self.q, docs, [d.file_path for d in l0_docs])
+    def _ranked(self, docs: list[DocHit], l0: list[DocInfo], confirm: Any = None) -> LookupOutcome:
+        judged = self._judge(self.q, docs, [d.file_path for d in l0])
         if confirm and agrees(confirm, judged):  # the L1 evidence stays in the record
             self.art["documents"] = [j.record(j is judged[0]) for j in judged[:8]]
             return self._precise(confirm, l1=True)
+        judged = keyword_floor(confirm, judged)
         new = [j for j in judged if not self.mem.is_doc_retrieved(j.doc.path)]
         first = new[0] if new else None
         aspects = self._aspects() if self.q.alert is None else []
