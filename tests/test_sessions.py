@@ -58,10 +58,11 @@ async def test_one_chat_run_leaves_a_complete_trace(stack) -> None:  # noqa: ANN
     assert [st.agent_name for st in trace.steps] == ["planner", "executor", "executor", "answer"]
     for inv in trace.invocations:
         assert inv.tool_name == "lookup_knowledge" and inv.success
+        # ERR_TIMEOUT: L0 alone; HikariCP, a keyword other runbooks also explain: L1 agrees
         assert (
             inv.relevance_level == "PRECISE"
             and inv.dedup_reason is None
-            and inv.retrieval_layer == "L0"
+            and inv.retrieval_layer in {"L0", "L0+L1"}
         )
         assert inv.step_id in {st.id for st in trace.steps if st.has_tool_call}
         assert {

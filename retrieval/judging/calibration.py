@@ -50,6 +50,7 @@ FEATURES = (
     "alert_unnamed",  # share of the query's alert names not in what names the document
     "idf_name_coverage",  # share of the query's term rarity (IDF) in what names the document
     "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
+    "tech_in_context",  # the query's products only in label values, the document names no other
 )
 # What the fitted model weighs (``bench/fit_relevance.py --features``). The entity and name
 # features are computed and recorded for every judged document, but on the held-back split they
@@ -152,6 +153,7 @@ def _entity_features(m: Missing | None) -> dict[str, float]:
             "alert_missing": 0.0,
             "alert_unnamed": 0.0,
             "kind_missing": 0.0,
+            "tech_in_context": 0.0,
         }
     q = m.of
     share = lambda k, n: k / n if n else 0.0  # noqa: E731
@@ -160,15 +162,23 @@ def _entity_features(m: Missing | None) -> dict[str, float]:
         "alert_missing": share(m.alert_names, len(q.alert_names)),
         "alert_unnamed": share(m.unnamed_alerts, len(q.alert_names)),
         "kind_missing": share(m.kinds, len(q.kinds)),
+        "tech_in_context": float(m.context_technology),
     }
 
 
 def capped(
     confidence: float, x: dict[str, float], highly: float, reference: float
 ) -> tuple[float, str | None]:
-    """The entity rules: (confidence, the rule that lowered it or None)."""
-    if x.get("tech_missing", 0.0) >= 1.0 and confidence >= reference * CAP_BELOW:
-        return reference * CAP_BELOW, OTHER_TECHNOLOGY
+    """The entity rules: (confidence, the rule that lowered it or None).
+
+    A document that never mentions the query's products is another product's runbook (below
+    REFERENCE: not found) — unless the query names them only inside label values (``PVC
+    data-kafka-2``: whose volume) and the document names no other product: a platform runbook
+    (a volume's, a node's) may answer, but not confidently (below HIGHLY_RELEVANT)."""
+    if x.get("tech_missing", 0.0) >= 1.0:
+        cap = highly if x.get("tech_in_context", 0.0) >= 1.0 else reference
+        if confidence >= cap * CAP_BELOW:
+            return cap * CAP_BELOW, OTHER_TECHNOLOGY
     # a sibling's runbook lacks the alert *and* every other identifier of the query: one that
     # names the query's error code (ERR_TIMEOUT) is that code's runbook, whatever the alert's name
     sibling = x.get("alert_missing", 0.0) >= 1.0 and x.get("code_missing", 1.0) >= 1.0

@@ -133,6 +133,9 @@ class QueryEntities:
     technologies: frozenset[str] = frozenset()
     alert_names: tuple[str, ...] = ()  # compact forms
     kinds: frozenset[str] = frozenset()
+    # of ``technologies``, those named only inside label-like values (``data-kafka-2``: whose
+    # volume it is), not by the query's own words or its alert's name
+    in_context: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.technologies or self.alert_names or self.kinds)
@@ -184,14 +187,18 @@ def is_alert_name(identifier: str) -> bool:
     return len(parts) >= 3 or (len(parts) == 2 and len(words) == 2)
 
 
-def query_entities(text: str, alertname: str = "") -> QueryEntities:
-    """The salient entities of a query (``alertname``: the structured alert's, if any)."""
+def query_entities(text: str, alertname: str = "", prose: str | None = None) -> QueryEntities:
+    """The salient entities of a query (``alertname``: the structured alert's, if any;
+    ``prose``: the text without its label-like values, when some were taken out)."""
     names = [compact_term(alertname)] if alertname.strip() else []
     names += [compact_term(c) for c in code_tokens(text) if is_alert_name(c)]
+    techs = technologies_in(f"{alertname} {text}")
+    said = techs if prose is None else technologies_in(f"{alertname} {prose}")
     return QueryEntities(
-        technologies=technologies_in(f"{alertname} {text}"),
+        technologies=techs,
         alert_names=tuple(dict.fromkeys(n for n in names if n)),
         kinds=kinds_in(text),
+        in_context=techs - said,
     )
 
 
@@ -223,6 +230,10 @@ class Missing:
     # alert names not in what names the document (title, file, keywords, summary): a runbook that
     # mentions a neighbouring alert in passing ("see also") does not name it
     unnamed_alerts: int = 0
+    # the query names its products only inside label values (whose volume, whose pod) and what
+    # names the document (title, file, keywords, summary) names no other product: a platform
+    # runbook (a volume's, a node's) may answer, another product's may not
+    context_technology: bool = False
 
     @property
     def other_technology(self) -> bool:
@@ -274,7 +285,21 @@ def missing_in(
         kinds=sum(1 for k in entities.kinds if not any(has(a) for a in KINDS[k])),
         of=entities,
         unnamed_alerts=sum(1 for a in entities.alert_names if a not in named),
+        context_technology=_context_only(entities, name_text),
     )
+
+
+def _context_only(entities: QueryEntities, name_text: str) -> bool:
+    techs = entities.technologies
+    if not techs or not techs <= entities.in_context:
+        return False
+    ours = {r for t in techs for r in _related(t)}
+    return not _name_technologies(name_text) - ours
+
+
+@lru_cache(maxsize=8192)
+def _name_technologies(name_text: str) -> frozenset[str]:
+    return technologies_in(name_text)
 
 
 @lru_cache(maxsize=1024)

@@ -58,7 +58,17 @@ class LookupQuery:
 
     @cached_property
     def entities(self) -> QueryEntities:
-        return query_entities(self.text, self.alertname)
+        return query_entities(self.text, self.alertname, self.prose)
+
+    @property
+    def prose(self) -> str | None:
+        """The query's own words: ``raw`` without the label values taken out (None: none were)."""
+        if not self.context:
+            return None
+        text = self.raw
+        for value in sorted(self.context, key=len, reverse=True):
+            text = text.replace(value, " ")
+        return text
 
     def not_named_for(self, doc: Any, matched: list[str]) -> bool:
         """An L0 keyword named ``doc`` (by ``matched``, compact terms), but the document misses

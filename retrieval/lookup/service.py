@@ -23,6 +23,7 @@ from retrieval.lookup.alert_input import AlertInput
 from retrieval.lookup.aspect_results import Pick, aspect_fields, aspects_message, combine
 from retrieval.lookup.aspects import split_aspects
 from retrieval.lookup.config import DedupReason, LookupConfig, LookupOutcome
+from retrieval.lookup.l0_claim import agrees, keyword_floor, l0_claim
 from retrieval.lookup.memory import SessionMemory
 from retrieval.lookup.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
 from retrieval.lookup.query_input import LookupQuery, prepare_for
@@ -219,21 +220,18 @@ class _Run:
         self.timings["l0"] = round((time.perf_counter() - t) * 1000, 3)
         found = [(m, d) for m in l0 if (d := self.catalog.get(m.entry.doc_id))]
         l0_docs = [d for _, d in found]
-        # PRECISE needs exactly one document named by its match. A topic word many documents
-        # share (a generic keyword such as "Redis") is no evidence for one of them: BM25 weighs it.
-        named = [d for m, d in found if any(self.catalog.is_specific(t) for t in m.terms)]
+        named = (claim := l0_claim(found, self.catalog, self.q, self.svc.body_loader)).named
         self.art.update(
             l0_count=len(l0_docs), l0_titles=[d.title for d in l0_docs], l0_named=len(named)
         )
-        matched = [t for m, d in found if named and d is named[0] for t in m.terms]
-        if len(named) == 1 and not self.q.not_named_for(named[0], matched):
+        if claim.alone is not None:
             self.art["layer"] = "L0"
-            return self._precise(named[0])
+            return self._precise(claim.alone)
         docs = self._l1([d.file_path for d in named])
         self.art["layer"] = "L0+L1" if named else "L1"
-        return self._ranked(docs, named)
+        return self._ranked(docs, named, claim.to_confirm)
 
-    def _precise(self, doc: DocInfo) -> LookupOutcome:
+    def _precise(self, doc: DocInfo, l1: bool = False) -> LookupOutcome:
         level = RelevanceLevel.PRECISE
         if self.mem.is_doc_retrieved(doc.file_path):
             return self._dedup([doc], level)
@@ -244,7 +242,7 @@ class _Run:
             found=True,
             level=level,
             primary=primary,
-            message=f"关键词精确命中《{doc.title}》（L1 未执行）。",
+            message=f"关键词精确命中《{doc.title}》{'，L1 结果一致' if l1 else '（L1 未执行）'}。",
         )
 
     def _l1(self, l0_paths: list[str], text: str | None = None) -> list[DocHit]:
@@ -327,8 +325,12 @@ class _Run:
         )
         return judged
 
-    def _ranked(self, docs: list[DocHit], l0_docs: list[DocInfo]) -> LookupOutcome:
-        judged = self._judge(self.q, docs, [d.file_path for d in l0_docs])
+    def _ranked(self, docs: list[DocHit], l0: list[DocInfo], confirm: Any = None) -> LookupOutcome:
+        judged = self._judge(self.q, docs, [d.file_path for d in l0])
+        if confirm and agrees(confirm, judged):  # the L1 evidence stays in the record
+            self.art["documents"] = [j.record(j is judged[0]) for j in judged[:8]]
+            return self._precise(confirm, l1=True)
+        judged = keyword_floor(confirm, judged)
         new = [j for j in judged if not self.mem.is_doc_retrieved(j.doc.path)]
         first = new[0] if new else None
         aspects = self._aspects() if self.q.alert is None else []
