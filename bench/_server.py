@@ -68,10 +68,15 @@ def _free_port() -> int:
 
 
 def start_server(
-    work: Path, *, runbooks: tuple[str, ...] | None = None, **env_overrides: str
+    work: Path,
+    *,
+    runbooks: tuple[str, ...] | None = None,
+    code_root: Path | None = None,
+    **env_overrides: str,
 ) -> BenchServer:
     """The server on the embedded defaults, all its state under ``work``; returns once healthy
-    (``/healthz`` says ``ok``: the first import of the runbooks is done)."""
+    (``/healthz`` says ``ok``: the first import of the runbooks is done). ``code_root``: another
+    checkout's code (an extracted baseline), run with this venv."""
     kb = work / "knowledge_base"
     if not kb.exists():
         copy_runbooks(kb, runbooks)
@@ -86,7 +91,7 @@ def start_server(
         PORT=str(port),
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(code_root or ROOT),
         **env_overrides,
     )
     venv_python = ROOT / ".venv" / "bin" / "python"
