@@ -18,6 +18,7 @@ case "${1:-}" in
     $PY bench/bench_lookup.py --smoke > "$OUT/lookup.json"
     $PY bench/bench_ingest.py --smoke --variants seed,current,current_minilm > "$OUT/ingest.json"
     $PY bench/bench_http.py --smoke > "$OUT/http.json"
+    $PY bench/bench_memory.py --smoke > "$OUT/memory.json"
     $PY bench/bench_sessions.py --smoke > "$OUT/sessions.json"
     $PY bench/bench_overload.py --smoke > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --smoke > "$OUT/checkpoints.json"
@@ -31,6 +32,7 @@ case "${1:-}" in
     $PY bench/bench_ingest.py --docs 50 --repeat 1 --no-eval-corpus \
       --variants seed,current,current_minilm > "$OUT/ingest.json"
     $PY bench/bench_http.py --requests 200 > "$OUT/http.json"
+    $PY bench/bench_memory.py --line-mb 1 --depth 3000 --chinese-mb 0.5 > "$OUT/memory.json"
     $PY bench/bench_sessions.py --sessions 20 > "$OUT/sessions.json"
     $PY bench/bench_overload.py --duration 10 > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py --turns 120 > "$OUT/checkpoints.json"
@@ -43,6 +45,7 @@ case "${1:-}" in
     $PY bench/bench_lookup.py > "$OUT/lookup.json"
     $PY bench/bench_ingest.py --experiments > "$OUT/ingest.json"
     $PY bench/bench_http.py > "$OUT/http.json"
+    $PY bench/bench_memory.py > "$OUT/memory.json"
     $PY bench/bench_sessions.py > "$OUT/sessions.json"
     $PY bench/bench_overload.py > "$OUT/overload.json"
     $PY bench/bench_checkpoints.py > "$OUT/checkpoints.json"
@@ -54,6 +57,6 @@ case "${1:-}" in
     exit 2
     ;;
 esac
-for f in l0 l1 lookup ingest http overload checkpoints cost start; do
+for f in l0 l1 lookup ingest http memory overload checkpoints cost start; do
   printf '%-8s all_targets_met=%s\n' "$f" "$($PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('all_targets_met'))" "$OUT/$f.json")"
 done

@@ -45,6 +45,7 @@ from retrieval.l1.embeddings import (
     CachedEmbeddings,
     cpu_has_native_bf16,
 )
+from retrieval.l1.freed_memory import release_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -66,25 +67,6 @@ def default_workers() -> int:
     except (AttributeError, OSError):  # not Linux
         cpus = os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cpus))
-
-
-def _libc_trim() -> Callable[[], None]:
-    """glibc's ``malloc_trim(0)``, or nothing where there is no glibc."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return lambda: None
-    trim.argtypes = [ctypes.c_size_t]
-    return lambda: trim(0)
-
-
-# A document batch's activations (tens of MB) are freed into glibc's heaps, which keep them: the
-# resident set stayed ~160 MB higher after one batch of 2,048 tokens (measured); trimming after
-# each call hands that back to the system (the server's RSS target is 1 GB).
-release_freed_memory = _libc_trim()
 
 
 def _one_intraop_thread() -> None:
@@ -248,13 +230,13 @@ class E5Embeddings(CachedEmbeddings):
             return pool.submit(fn).result()
 
     def _probe_key(self) -> dict[str, Any] | None:
-        import tokenizers
         import torch
 
-        from retrieval.l1 import e5_encoder, e5_file, e5_tokenizer
+        from retrieval.l1 import e5_encoder, e5_file, e5_tokenizer, e5_viterbi
 
-        code = [Path(m.__file__) for m in (e5_encoder, e5_file, e5_tokenizer)] + [Path(__file__)]
-        versions = {"torch": torch.__version__, "tokenizers": tokenizers.__version__}
+        modules = (e5_encoder, e5_file, e5_tokenizer, e5_viterbi)
+        code = [Path(m.__file__) for m in modules] + [Path(__file__)]
+        versions = {"torch": torch.__version__}
         try:
             return bf16_verdict.probe_key(
                 self.file.path, code=code, probe_texts=_PROBE, versions=versions

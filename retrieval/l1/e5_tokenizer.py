@@ -3,15 +3,17 @@
 Steps, in the engine's order: each codepoint through the file's normalisation map (full-width →
 ASCII, ligatures, control characters removed, …), runs of spaces collapsed to one, a leading space
 added, spaces written as the metaspace ``▁``, then the Viterbi segmentation over the unigram pieces
-with one ``<unk>`` per unknown character. The segmentation is HF ``tokenizers``' Unigram model
-built from the file's pieces and scores (its unknown penalty, min score − 10, is the engine's).
+with one ``<unk>`` per unknown character (``e5_viterbi.py``).
 
-Two deliberate details, checked against the engine by ``tests/test_e5_parity.py``:
+Why not HF ``tokenizers``: its Unigram model built from the file's 250k pieces kept ~250 MB
+resident (measured; the server's RSS target is 1 GB). The pieces are already in memory as a list;
+a dict over them and the scores as floats cost ~18 MB.
 
-* ``tokenizers`` fuses a run of unknown characters into one ``<unk>``; the engine emits one per
-  character, so a fused one is expanded again (its span is known).
+Deliberate details, checked against the engine by ``tests/test_e5_parity.py``:
+
 * A NUL character ends a C string: the engine drops the rest of the text. Here NUL is removed like
   the other control characters, so the text after it is still read.
+* The literal text ``<unk>`` is not the unknown token (the engine skips that piece too).
 
 The object also answers the small part of the ``transformers`` tokenizer API that
 ``readability.py`` uses (``__call__`` with offsets, ``get_vocab``, ``unk_token_id``, ``is_fast``),
@@ -21,12 +23,11 @@ with offsets into the caller's text.
 from __future__ import annotations
 
 import re
-from functools import cached_property
 from typing import Any
 
 from retrieval.l1.e5_file import E5File, Vocabulary
+from retrieval.l1.e5_viterbi import META, Segmenter
 
-META = "\u2581"
 _SPACES = re.compile(" {2,}")
 
 
@@ -34,21 +35,13 @@ class E5Tokenizer:
     is_fast = True  # offsets are available (readability.py asks)
 
     def __init__(self, vocabulary: Vocabulary) -> None:
-        from tokenizers import Tokenizer, models
-
         self.vocabulary = vocabulary
         self.unk_token_id = vocabulary.unk
         self.bos_token_id, self.eos_token_id = vocabulary.bos, vocabulary.eos
         table: dict[int, str] = dict(vocabulary.normalization)
         table[0] = ""
         self._table = table
-        self._model = Tokenizer(
-            models.Unigram(
-                list(zip(vocabulary.pieces, vocabulary.scores.tolist(), strict=True)),
-                unk_id=vocabulary.unk,
-                byte_fallback=False,
-            )
-        )
+        self._segmenter = Segmenter(vocabulary.pieces, vocabulary.scores.tolist(), vocabulary.unk)
 
     @classmethod
     def from_file(cls, path: str | None = None) -> E5Tokenizer:
@@ -64,21 +57,11 @@ class E5Tokenizer:
         return s.replace(" ", META)
 
     def _ids(self, normalized: str) -> tuple[list[int], list[tuple[int, int]]]:
-        enc = self._model.encode(normalized, add_special_tokens=False)
-        ids: list[int] = []
-        spans: list[tuple[int, int]] = []
-        for tid, (a, b) in zip(enc.ids, enc.offsets, strict=True):
-            if tid == self.unk_token_id and b - a > 1:  # one <unk> per unknown character
-                ids.extend([tid] * (b - a))
-                spans.extend((i, i + 1) for i in range(a, b))
-            else:
-                ids.append(tid)
-                spans.append((a, b))
-        return ids, spans
+        return self._segmenter.spans(normalized)
 
     def encode(self, text: str) -> list[int]:
         """Content token ids (no ``<s>`` / ``</s>``), as ``tok_content`` returns them."""
-        return self._ids(self.normalize(text))[0]
+        return self._segmenter.ids(self.normalize(text))
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
@@ -118,9 +101,5 @@ class E5Tokenizer:
             out["offset_mapping"] = offsets
         return out
 
-    @cached_property
-    def _vocab(self) -> dict[str, int]:
-        return {p: i for i, p in enumerate(self.vocabulary.pieces)}
-
     def get_vocab(self) -> dict[str, int]:
-        return self._vocab
+        return self._segmenter.piece_ids

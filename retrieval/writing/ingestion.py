@@ -21,6 +21,7 @@ from persistence import document_repository as docs_repo
 from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval.l0.catalog import DocInfo, DocumentCatalog, compact_summary
+from retrieval.l1.freed_memory import release_freed_memory
 from retrieval.l1.store import ChunkStore
 from retrieval.l1.vector_census import files_removed
 from retrieval.parsing.doc_fields import DocFields
@@ -87,9 +88,14 @@ class IngestionService:
 
     @contextlib.asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
-        """Hold the document-write lock: nothing else in this process writes documents meanwhile."""
-        async with self._write_lock:
-            yield
+        """Hold the document-write lock: nothing else in this process writes documents meanwhile.
+        On leaving it the freed heap goes back to the system: a large document's parse, chunks and
+        vector-store payloads (hundreds of MB for a 5 MB file) otherwise stay resident."""
+        try:
+            async with self._write_lock:
+                yield
+        finally:
+            await asyncio.to_thread(release_freed_memory)
 
     async def ensure_writable(self) -> None:
         """Refuse a change up front when the vector store could not take it (nothing is touched)."""
@@ -130,7 +136,7 @@ class IngestionService:
         if self._write_lock.locked():
             raise ImportInProgress("an import is already running; wait for it to finish")
         await self.ensure_writable()
-        async with self._write_lock:
+        async with self.writing():
             report = await self._init(force, progress)
         metrics.record_import_run(force, report.duration_ms / 1000, report.count("SKIPPED"))
         return report
@@ -390,7 +396,7 @@ class IngestionService:
         except DocumentError as exc:
             raise InvalidDocument(f"{exc}; nothing was stored") from None
         await self.ensure_writable()
-        async with self._write_lock:
+        async with self.writing():
             async with self.db.session() as s:
                 existing = await docs_repo.get_document_by_path(s, rel)
             if (existing or await asyncio.to_thread(target.exists)) and not replace:
@@ -418,7 +424,7 @@ class IngestionService:
 
     async def reindex(self, doc_id: str) -> FileResult:
         await self.ensure_writable()
-        async with self._write_lock:
+        async with self.writing():
             row = await self._existing(doc_id)
             path = self.kb_dir / row.file_path
             if not await asyncio.to_thread(path.is_file):
@@ -433,7 +439,7 @@ class IngestionService:
     async def delete(self, doc_id: str) -> ApiDocument:
         """Remove the row, its vectors, its L0 entries and its file, together."""
         await self.ensure_writable()
-        async with self._write_lock:
+        async with self.writing():
             row = await self._existing(doc_id)
             await self._forget(row)
             path = self.kb_dir / row.file_path
