@@ -6,4 +6,4 @@ probe's verdict kept across starts), ``sample_vectors.py`` (the shipped runbooks
 reuse stored vectors), ``store.py`` (Milvus), ``milvus_api.py``, ``milvus_lite.py``,
 ``lite_files.py`` (Milvus Lite's files checked, damaged ones set aside), ``collection_model.py``
 (which model made the vectors), ``collection_schema.py``, ``prepared.py``, ``fusion.py`` (RRF by
-document), ``vector_census.py``."""
+document), ``vector_census.py``, ``freed_memory.py`` (freed heap handed back after big work)."""
