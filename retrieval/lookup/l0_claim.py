@@ -17,7 +17,6 @@ runbook that spells the keyword otherwise — ``Read-only`` for ``READONLY`` —
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,12 +28,6 @@ from retrieval.parsing.textnorm import compact_term
 # More documents than this holding all of a keyword's words: the keyword is common ground
 # (``Full GC``), not one runbook's; no bodies are read.
 MAX_READS = 8
-_DROPPED = re.compile(r"[\s\-_\u3000\u00a0]+")  # what ``textnorm.compact`` drops
-
-
-def compact_text(text: str) -> str:
-    """``text`` in L0's compact form (case-folded, no spaces, hyphens or underscores)."""
-    return _DROPPED.sub("", text).casefold()
 
 
 def keyword_is_exclusive(
@@ -52,7 +45,7 @@ def keyword_is_exclusive(
         return False
     for d in others:
         body = body_of(d)
-        if body is None or term in compact_text(body):
+        if body is None or term in compact_term(body):
             return False  # unreadable: cannot tell, so not exclusive
     return True
 

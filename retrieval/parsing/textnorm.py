@@ -31,8 +31,12 @@ def compact(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+_SEPARATOR_RUNS = re.compile(r"[\s\-_]+")  # SEPARATORS and every other space, as ``compact``
+
+
 def compact_term(text: str) -> str:
-    return compact(text)[0]
+    """``compact(text)``'s string alone, without the index (fast enough for whole bodies)."""
+    return _SEPARATOR_RUNS.sub("", text).casefold()
 
 
 def is_word_char(ch: str) -> bool:
