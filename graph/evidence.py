@@ -7,7 +7,7 @@ what a tool actually returned.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,14 @@ def alerts(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
         if ev.tool == "query_prometheus_alerts" and ev.ok:
             return list(ev.data.get("alerts", []))
     return []
+
+
+def alert_input(a: Mapping[str, Any]) -> dict[str, Any]:
+    """A listed alert in the shape ``lookup_knowledge`` takes as ``alert``: its name, its labels
+    and the annotations a lookup reads (summary, description)."""
+    notes = {k: str(a[k]) for k in ("summary", "description") if a.get(k)}
+    labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
+    return {"alertname": a["alertname"], "labels": labels, "annotations": notes}
 
 
 def all_sources(evidence: Sequence[Evidence]) -> list[str]:

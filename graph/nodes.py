@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from graph.compact import compact
 from graph.context import Context, run_context
 from graph.deps import AgentDeps
-from graph.evidence import alerts, collect
+from graph.evidence import alert_input, alerts, collect
 from graph.executor import StepInput, StepOutput
 from graph.extractive import extractive_answer
 from graph.findings import answer_evidence
@@ -74,9 +74,7 @@ def _firing_alert(state: AgentState, name: str) -> dict[str, Any] | None:
     """The listed alert a step analyses, in the shape ``lookup_knowledge`` takes as ``alert``."""
     for a in alerts(collect(state["scratch"])):
         if a.get("alertname") == name:
-            notes = {k: str(a[k]) for k in ("summary", "description") if a.get(k)}
-            labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
-            return {"alertname": name, "labels": labels, "annotations": notes}
+            return alert_input(a)
     return None
 
 

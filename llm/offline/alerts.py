@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage
 
 from graph.compact import FINDINGS_HEADER
-from graph.evidence import Evidence, alerts
+from graph.evidence import Evidence, alert_input, alerts
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _ALERTS_FINDING = re.compile(r"^- query_prometheus_alerts .*?→ \d+ 条告警：(.+)$", re.M)
@@ -30,12 +30,10 @@ def first_alert(evs: Sequence[Evidence]) -> dict[str, Any] | None:
 def alert_lookup(a: dict[str, Any]) -> dict[str, Any]:
     """``lookup_knowledge``'s arguments for one listed alert: its name and summary as the query,
     the alert itself as structured input."""
-    notes = {k: str(a[k]) for k in ("summary", "description") if a.get(k)}
-    labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
+    alert = alert_input(a)
     if a.get("severity"):
-        labels.setdefault("severity", str(a["severity"]))
-    alert = {"alertname": a["alertname"], "labels": labels, "annotations": notes}
-    query = " ".join(x for x in (a["alertname"], notes.get("summary", "")) if x)
+        alert["labels"].setdefault("severity", str(a["severity"]))
+    query = " ".join(x for x in (a["alertname"], alert["annotations"].get("summary", "")) if x)
     return {"query": query, "alert": alert}
 
 
