@@ -199,7 +199,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("evidence", type=Path, nargs="+")
-    parser.add_argument("--out", type=Path, default=c.ROOT / "retrieval" / "calibration.json")
+    parser.add_argument("--out", type=Path, default=c.ROOT / "retrieval" / "judging" / "calibration.json")
     parser.add_argument("--l2", type=float, default=1.0, help="ridge penalty")
     # issue 17's targets: confident answers right >= 95 %, missing-runbook probes confident <= 10 %
     parser.add_argument("--high-precision", type=float, default=0.95)

@@ -22,7 +22,7 @@ import numpy as np
 
 from retrieval.judging.entities import Missing
 from retrieval.judging.relevance import similarity
-from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, DocHit
+from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, DocHit, is_card
 from retrieval.parsing.textnorm import compact_term
 
 DEFAULT_FILE = Path(__file__).with_name("calibration.json")
@@ -51,6 +51,8 @@ FEATURES = (
     "idf_name_coverage",  # share of the query's term rarity (IDF) in what names the document
     "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
     "tech_in_context",  # the query's products only in label values, the document names no other
+    "chunk_share",  # share of the judged documents' retrieved chunks that are this document's
+    "card_sim",  # FS-1 similarity of the document's card chunk × readability (0: not retrieved)
 )
 # What the fitted model weighs (``bench/fit_relevance.py --features``). The entity and name
 # features are computed and recorded for every judged document, but on the held-back split they
@@ -104,6 +106,13 @@ def evidence(
         return similarity(d.best_distance, max_l2) if d.best_distance is not None else 0.0
 
     sim = sim_of(doc)
+    cards = [
+        c.scores["dense_distance"]
+        for c in doc.chunks
+        if is_card(c) and "dense_distance" in c.scores
+    ]
+    card_sim = similarity(min(cards), max_l2) if cards else 0.0
+    retrieved = sum(len(d.chunks) for d in docs)
     sim_next = max((sim_of(d) for d in others), default=0.0)
     dense_rank = doc.ranks.get(DENSE_ROUTE)
     bm25_rank = doc.ranks.get(BM25_ROUTE)
@@ -142,6 +151,8 @@ def evidence(
         "l0_hit": float(doc.path in l0_paths),
         "l0_multi": float(len(set(l0_paths)) > 1),
         "read": read,
+        "chunk_share": len(doc.chunks) / retrieved if retrieved else 0.0,
+        "card_sim": card_sim * read,
         **_entity_features(entity_missing(doc) if entity_missing else None),
     }
 

@@ -110,7 +110,7 @@ def judge_documents(
     A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
     REFERENCE — the keyword match is the evidence, as it was before L1 existed; when L1 returned
     nothing at all the calibrated judge (fitted on L1 evidence) steps aside and that rule decides. A query that is
-    nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
+    nothing but identifiers, one a code (``code_only``: ``ERR_TIMEOUT``), is never answered by a
     document containing none of them: it stays below REFERENCE whatever else it shares.
     ``entities`` (the query's products, alert names, resource kinds) feed the entity features and
     rules (``calibration.capped``): another product's runbook is not found, a sibling alert's is at

@@ -21,7 +21,12 @@ from typing import Any
 from retrieval.judging.entities import QueryEntities, missing_in, query_entities
 from retrieval.lookup.alert_input import AlertInput, strip_context
 from retrieval.parsing.terms import query_terms
-from retrieval.parsing.textnorm import code_tokens, compact_term
+from retrieval.parsing.textnorm import (
+    code_tokens,
+    compact_term,
+    expand_identifiers,
+    is_word_compound,
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,11 @@ class LookupQuery:
 
     @cached_property
     def terms(self) -> list[str]:
-        return query_terms(self.text)
+        """Content terms, an identifier's words included (``HikariPoolPendingThreadsHigh`` →
+        ``hikari``, ``pool``, …: what BM25 reads and what the runbook says). Without them an alert
+        name was one term no document has (coverage 0, ``unknown_share`` 1), and the connection-pool
+        runbook came back NONE for its pool's alert."""
+        return query_terms(expand_identifiers(self.text))
 
     @cached_property
     def codes(self) -> list[str]:
@@ -50,11 +59,14 @@ class LookupQuery:
 
     @cached_property
     def code_only(self) -> bool:
-        """Nothing but identifiers (an error code, an alert name): see ``judging.py``."""
+        """Nothing but identifiers, one of them a code (``ERR_TIMEOUT``): see ``judge.py``. An
+        alert name alone is words an operator might have typed; when no runbook names it, one
+        that covers its words may answer, at most REFERENCE (``calibration.capped``)."""
         rest = self.text
         for code in self.codes:
             rest = rest.replace(code, " ")
-        return bool(self.codes) and not query_terms(rest)
+        strict = any(not is_word_compound(code) for code in self.codes)
+        return strict and not query_terms(rest)
 
     @cached_property
     def entities(self) -> QueryEntities:
