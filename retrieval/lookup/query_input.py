@@ -18,15 +18,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from retrieval.judging.entities import QueryEntities, missing_in, query_entities
+from retrieval.judging.entities import QueryEntities, is_alert_name, missing_in, query_entities
 from retrieval.lookup.alert_input import AlertInput, strip_context
 from retrieval.parsing.terms import query_terms
-from retrieval.parsing.textnorm import (
-    code_tokens,
-    compact_term,
-    expand_identifiers,
-    is_word_compound,
-)
+from retrieval.parsing.textnorm import code_tokens, compact_term, split_identifier
 
 
 @dataclass(frozen=True)
@@ -47,11 +42,14 @@ class LookupQuery:
 
     @cached_property
     def terms(self) -> list[str]:
-        """Content terms, an identifier's words included (``HikariPoolPendingThreadsHigh`` →
-        ``hikari``, ``pool``, …: what BM25 reads and what the runbook says). Without them an alert
-        name was one term no document has (coverage 0, ``unknown_share`` 1), and the connection-pool
-        runbook came back NONE for its pool's alert."""
-        return query_terms(expand_identifiers(self.text))
+        """Content terms, an alert name's words included (``HikariPoolPendingThreadsHigh`` →
+        ``hikari``, ``pool``, …: what BM25 reads and what the runbook says). Without them the name
+        was one term no document has (coverage 0, ``unknown_share`` 1), and the connection-pool
+        runbook came back NONE for its pool's alert. Kinds and reasons stay whole (``StatefulSet``
+        is not about sets)."""
+        names = [self.alertname, *(c for c in self.codes if is_alert_name(c))]
+        words = " ".join(" ".join(split_identifier(n)) for n in names if n)
+        return query_terms(f"{self.text} {words}")
 
     @cached_property
     def codes(self) -> list[str]:
@@ -65,7 +63,7 @@ class LookupQuery:
         rest = self.text
         for code in self.codes:
             rest = rest.replace(code, " ")
-        strict = any(not is_word_compound(code) for code in self.codes)
+        strict = any(not is_alert_name(code) for code in self.codes)
         return strict and not query_terms(rest)
 
     @cached_property

@@ -69,15 +69,6 @@ def code_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(0) for m in _CODE.finditer(text)))
 
 
-_WORD_COMPOUND = re.compile(r"(?:[A-Z]+[a-z]*)+")
-
-
-def is_word_compound(code: str) -> bool:
-    """An identifier made of words alone (``HikariPoolPendingThreadsHigh``, ``OOMKilled``), as
-    alert names are — not a code with separators or digits (``ERR_TIMEOUT``, ``vm.max_map_count``)."""
-    return bool(_WORD_COMPOUND.fullmatch(code)) and len(split_identifier(code)) > 1
-
-
 def expand_identifiers(query: str) -> str:
     """The query with every multi-part identifier spelled out as words after it.
 
