@@ -60,6 +60,7 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
     n = len(stats)
     return {
         "terms_of": lambda h: d.terms if (d := stats.by_path(h.path)) else frozenset(),
+        "title_terms_of": lambda h: d.title_terms if (d := stats.by_path(h.path)) else frozenset(),
         "idf": stats.idf,
         "max_idf": math.log((n + 1) / 0.5),
         "unknown": lambda t: stats.document_frequency(t) == 0,
@@ -101,6 +102,7 @@ def judge_documents(
     codes: Sequence[str] = (),
     code_only: bool = False,
     entities: QueryEntities | None = None,
+    query_text: str = "",
 ) -> list[Judged]:
     """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
     re-orders them by its probability). ``name_of`` gives
@@ -137,6 +139,7 @@ def judge_documents(
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
                 entity_missing=missing,
+                query_text=query_text.casefold(),
             )
             for i in range(len(top))
         ]

@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.parsing.chunking import CARD_HEADING
-
 DENSE_ROUTE, BM25_ROUTE, L0_ROUTE = "dense", "bm25", "l0"
 PATH = "file_path"
 
@@ -53,11 +51,6 @@ class DocHit:
         """The smallest dense distance over the document's chunks (every chunk carries one)."""
         found = [c.scores["dense_distance"] for c in self.chunks if "dense_distance" in c.scores]
         return min(found) if found else None
-
-
-def is_card(chunk: FusedHit) -> bool:
-    """The document's card chunk (file name, keywords, summary, section titles: ``with_card``)."""
-    return str(chunk.fields.get("breadcrumb", "")).endswith(CARD_HEADING)
 
 
 def rrf(

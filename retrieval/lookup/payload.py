@@ -7,7 +7,8 @@ from typing import Any
 
 from retrieval.judging.relevance import Thresholds, similarity
 from retrieval.l0.catalog import DocInfo
-from retrieval.l1.fusion import DocHit, is_card
+from retrieval.l1.fusion import DocHit, FusedHit
+from retrieval.parsing.chunking import CARD_HEADING
 
 NONE_HINT = "知识库中没有找到足够相关的文档，请基于已有信息作答，或说明缺少的具体信息"
 BUDGET_HINT = "本会话检索次数已用完，请基于已获得的结果作答"
@@ -17,6 +18,10 @@ def truncate(text: str, limit: int) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
     return text[:limit].rstrip() + "…（已截断）", True
+
+
+def is_card(chunk: FusedHit) -> bool:
+    return str(chunk.fields.get("breadcrumb", "")).endswith(CARD_HEADING)
 
 
 def doc_content(doc: DocHit, limit: int, *, chunks: int) -> tuple[str, bool]:
