@@ -199,6 +199,7 @@ class Runner:
                 rec |= {
                     "missing_runbook": case.missing_runbook,
                     "doc": case.doc_key,
+                    "source": d["source"],  # the judged document (for reading a fit's errors)
                     "rank": rank,
                     "answerable": row["answerable"],
                     "label": int(d["source"] in expected),

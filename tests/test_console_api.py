@@ -185,7 +185,7 @@ async def test_each_listed_knob_is_a_request_field_that_changes_that_lookup(clie
 async def test_a_supplement_floor_chosen_for_one_lookup_shows_what_the_setting_drops(
     client,
 ) -> None:  # noqa: ANN001
-    """The floor (0.01 by default) keeps supplements without evidence of their own out; a retrieval
+    """The floor (0.05 by default) keeps supplements without evidence of their own out; a retrieval
     test may lower it to see what it dropped, or raise it, for that lookup only."""
 
     async def look(**extra: float) -> dict:
@@ -196,14 +196,16 @@ async def test_a_supplement_floor_chosen_for_one_lookup_shows_what_the_setting_d
 
     base = await look()
     conf = {d["source"]: d["confidence"] for d in base["scores"]["documents"]}
-    assert base["settings"]["supplementFloor"] == 0.01
-    assert all(conf[s] >= 0.01 for s in supplements(base))
+    assert base["settings"]["supplementFloor"] == 0.05
+    assert all(conf[s] >= 0.05 for s in supplements(base))
     lowered = await look(supplementFloor=0)
     dropped = [s for s in supplements(lowered) if s not in supplements(base)]
-    assert dropped and all(conf[s] < 0.01 for s in dropped)  # what the setting kept out
+    assert dropped and all(conf[s] < 0.05 for s in dropped)  # what the setting kept out
     assert len(supplements(lowered)) == base["settings"]["topK"] - 1
-    raised = await look(supplementFloor=0.2)
-    assert supplements(raised) == [s for s in supplements(base) if conf[s] >= 0.2]
+    assert supplements(base)
+    above = round(min(conf[s] for s in supplements(base)) + 0.01, 6)  # the weakest one goes
+    raised = await look(supplementFloor=above)
+    assert supplements(raised) == [s for s in supplements(base) if conf[s] >= above]
     assert len(supplements(raised)) < len(supplements(base))
     assert raised["settings"]["overridden"] == ["supplementFloor"]
     assert supplements(await look()) == supplements(base)

@@ -113,6 +113,13 @@ async def test_a_sibling_alerts_runbook_is_not_confident(shipped) -> None:
     assert shown(own)[0] == "kubernetes/hpa-not-scaling.md"
 
 
+async def test_an_error_code_no_runbook_has_is_not_found(shipped) -> None:
+    """A code is not words: a document without it does not answer it, however close its words
+    (the connection-pool runbook for ``ERR_POOL_PENDING_THREADS``)."""
+    code = shipped.lookup("ERR_POOL_PENDING_THREADS")
+    assert not code.payload["found"], shown(code)
+
+
 async def test_a_rendered_alert_payload_finds_its_runbook(fixture_kb) -> None:
     alert = AlertInput.parse(
         {

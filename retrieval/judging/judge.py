@@ -60,6 +60,7 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
     n = len(stats)
     return {
         "terms_of": lambda h: d.terms if (d := stats.by_path(h.path)) else frozenset(),
+        "title_terms_of": lambda h: d.title_terms if (d := stats.by_path(h.path)) else frozenset(),
         "idf": stats.idf,
         "max_idf": math.log((n + 1) / 0.5),
         "unknown": lambda t: stats.document_frequency(t) == 0,
@@ -101,6 +102,7 @@ def judge_documents(
     codes: Sequence[str] = (),
     code_only: bool = False,
     entities: QueryEntities | None = None,
+    query_text: str = "",
 ) -> list[Judged]:
     """The first ``JUDGED_DOCS`` documents, best first, each with its level (the calibrated judge
     re-orders them by its probability). ``name_of`` gives
@@ -110,7 +112,7 @@ def judge_documents(
     A document that only L0 found (no chunk from either route: L1 is down, or missed it) is at least
     REFERENCE — the keyword match is the evidence, as it was before L1 existed; when L1 returned
     nothing at all the calibrated judge (fitted on L1 evidence) steps aside and that rule decides. A query that is
-    nothing but identifiers (``code_only``: an error code, an alert name) is never answered by a
+    nothing but identifiers, one a code (``code_only``: ``ERR_TIMEOUT``), is never answered by a
     document containing none of them: it stays below REFERENCE whatever else it shares.
     ``entities`` (the query's products, alert names, resource kinds) feed the entity features and
     rules (``calibration.capped``): another product's runbook is not found, a sibling alert's is at
@@ -137,6 +139,7 @@ def judge_documents(
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
                 entity_missing=missing,
+                query_text=query_text.casefold(),
             )
             for i in range(len(top))
         ]

@@ -12,6 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -28,6 +29,11 @@ SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
 
 
+@lru_cache(maxsize=4096)
+def _title_terms(title: str, stem: str) -> frozenset[str]:
+    return frozenset(query_terms(f"{title} {stem}"))
+
+
 @dataclass(frozen=True)
 class DocInfo:
     doc_id: str
@@ -40,6 +46,11 @@ class DocInfo:
     when_to_retrieve: str = ""
     compact: str = ""  # the compact summary a PRECISE lookup returns
     terms: frozenset[str] = frozenset()  # distinct content terms (for term rarity and coverage)
+
+    @property
+    def title_terms(self) -> frozenset[str]:
+        """The content terms of the title and the file name (the judge's ``title_unmatched``)."""
+        return _title_terms(self.title, PurePosixPath(self.file_path).stem)
 
     @property
     def name_text(self) -> str:

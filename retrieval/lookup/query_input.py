@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from retrieval.judging.entities import QueryEntities, missing_in, query_entities
+from retrieval.judging.entities import QueryEntities, is_alert_name, missing_in, query_entities
 from retrieval.lookup.alert_input import AlertInput, strip_context
 from retrieval.parsing.terms import query_terms
-from retrieval.parsing.textnorm import code_tokens, compact_term
+from retrieval.parsing.textnorm import code_tokens, compact_term, split_identifier
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,14 @@ class LookupQuery:
 
     @cached_property
     def terms(self) -> list[str]:
-        return query_terms(self.text)
+        """Content terms, an alert name's words included (``HikariPoolPendingThreadsHigh`` →
+        ``hikari``, ``pool``, …: what BM25 reads and what the runbook says). Without them the name
+        was one term no document has (coverage 0, ``unknown_share`` 1), and the connection-pool
+        runbook came back NONE for its pool's alert. Kinds and reasons stay whole (``StatefulSet``
+        is not about sets)."""
+        names = [self.alertname, *(c for c in self.codes if is_alert_name(c))]
+        words = " ".join(" ".join(split_identifier(n)) for n in names if n)
+        return query_terms(f"{self.text} {words}")
 
     @cached_property
     def codes(self) -> list[str]:
@@ -50,11 +57,14 @@ class LookupQuery:
 
     @cached_property
     def code_only(self) -> bool:
-        """Nothing but identifiers (an error code, an alert name): see ``judging.py``."""
+        """Nothing but identifiers, one of them a code (``ERR_TIMEOUT``): see ``judge.py``. An
+        alert name alone is words an operator might have typed; when no runbook names it, one
+        that covers its words may answer, at most REFERENCE (``calibration.capped``)."""
         rest = self.text
         for code in self.codes:
             rest = rest.replace(code, " ")
-        return bool(self.codes) and not query_terms(rest)
+        strict = any(not is_alert_name(code) for code in self.codes)
+        return strict and not query_terms(rest)
 
     @cached_property
     def entities(self) -> QueryEntities:

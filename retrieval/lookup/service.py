@@ -319,6 +319,7 @@ class _Run:
             codes=q.codes,
             code_only=q.code_only,
             entities=q.entities,
+            query_text=q.text,
         )
         self.timings["judge"] = self.timings.get("judge", 0.0) + round(
             (time.perf_counter() - t) * 1000, 3
