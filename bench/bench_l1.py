@@ -239,9 +239,21 @@ def experiments(store, texts: list[str], queries: list[str], work: Path, emb) ->
                 output_fields=[TEXT, "dense", *META_FIELDS],
             ),
         }
+        from retrieval.l1 import store as store_module
+
+        def over_grpc(fn):  # noqa: ANN001, ANN202 - the store's searches with the engine not asked
+            def call(q: str) -> object:
+                real, store_module.engine_search = store_module.engine_search, lambda *a, **k: None
+                try:
+                    return fn(q)
+                finally:
+                    store_module.engine_search = real
+
+            return call
+
         via = {
-            "dense": lambda q: store.search_dense(vec[q], CANDIDATES),
-            "bm25": lambda q: store.search_bm25(q, CANDIDATES),
+            "dense": over_grpc(lambda q: store.search_dense(vec[q], CANDIDATES)),
+            "bm25": over_grpc(lambda q: store.search_bm25(q, CANDIDATES)),
         }
         hop = interleaved({"grpc": via, "engine_direct": direct}, queries, {})
         res["grpc_vs_engine_direct"] = {
