@@ -3,8 +3,7 @@ field (jieba analyzer), written through langchain-milvus and searched route by r
 
 The routes are searched separately (not with Milvus' own hybrid search) so each keeps its own score;
 a hit found only by BM25 still gets its exact dense distance, computed here from the stored vector.
-Milvus Lite runs in this process: its engine answers the searches directly (``engine_search``,
-the same hits without the protobuf round trip), gRPC when it cannot.
+Milvus Lite's engine in this process answers the searches directly (no protobuf round trip).
 The collection records which embedding model made its vectors (``collection_model.py``); opening it
 with another model stops with :class:`EmbeddingMismatch` rather than mixing two models' vectors. Why
 writes flush and merge segments the way they do: ``docs/retrieval.md`` ("Milvus Lite performance").
@@ -393,17 +392,10 @@ class ChunkStore:
         return [RouteHit(pk, -distance, fields) for pk, distance, fields in hits]
 
     def _route(
-        self,
-        data: Any,  # noqa: ANN401 - a vector or a text
-        field: str,
-        limit: int,
-        flt: str,
-        output: list[str],
-        params: dict[str, Any],
+        self, data: Any, field: str, limit: int, flt: str, output: list[str], params: dict
     ) -> list[tuple[Any, float, dict[str, Any]]]:
-        """One route's ``(pk, distance, fields)``: from Milvus Lite's engine in this process when
-        it answers (``engine_search``: a third of the gRPC round trip, the same hits), else over
-        gRPC."""
+        """One route's ``(pk, distance, fields)`` (``data``: a vector or a text): from Milvus Lite's
+        engine in this process when it answers (``engine_search``: same hits), else over gRPC."""
         request = {"anns_field": field, "limit": limit, "filter": flt, "output_fields": output}
         request["search_params"] = params
         client = self.client  # connects first: that starts Milvus Lite in this process
