@@ -10,7 +10,7 @@ from typing import Any
 
 from persistence import document_repository as docs_repo
 from persistence.db import Database
-from retrieval.l0.catalog import DocInfo, DocumentCatalog
+from retrieval.l0.catalog import DocumentCatalog
 from retrieval.l1.embeddings import CachedEmbeddings, make_embeddings
 from retrieval.l1.milvus_lite import in_use_by_another_server, in_use_message
 from retrieval.l1.readability import make_readability
@@ -18,8 +18,8 @@ from retrieval.l1.store import ChunkStore, StoreUnavailable
 from retrieval.lookup.alert_input import AlertInput
 from retrieval.lookup.first_import import FirstImport
 from retrieval.lookup.memory import SessionMemory
+from retrieval.lookup.runbook_reader import runbook_reader
 from retrieval.lookup.service import LookupConfig, LookupOutcome, LookupService
-from retrieval.parsing.documents import parse_document
 from retrieval.repair.catalog_loader import CatalogLoader
 from retrieval.repair.recovery import KnowledgeRecovery
 from retrieval.writing import failures
@@ -76,19 +76,12 @@ class KnowledgeBase:
             enrich=enrich,
             on_change=on_change,
         )
-        kb_dir = Path(settings.knowledge_base_dir)
-
-        def read_body(doc: DocInfo) -> str | None:
-            path = kb_dir / doc.file_path
-            if not path.is_file():
-                return None
-            return parse_document(path.read_bytes(), doc.file_path).body
-
+        body_of = runbook_reader(settings.knowledge_base_dir)
         lookup = LookupService(
             catalog,
             store,
             LookupConfig.from_settings(r),
-            body_loader=read_body,
+            body_loader=lambda doc: body_of(doc.file_path),
             readability=_LazyReadability(embeddings, r.embedding.effective_scripts()),
         )
         loader = CatalogLoader(db, catalog)

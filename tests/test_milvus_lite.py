@@ -2,7 +2,8 @@
 
 Milvus Lite has no public manual compaction; the store merges segments after every write batch so
 BM25 scores with one set of statistics. If an upgrade moves those internals, merging silently stops
-(searches stay correct, scores drift): these tests make that loud.
+(searches stay correct, scores drift): these tests make that loud. Searches ask the engine in this
+process directly (``engine_search``) and fall back to gRPC: its hits must be gRPC's, exactly.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from retrieval.l1.milvus_lite import merge_segments
+from retrieval.l1 import store as store_module
+from retrieval.l1.milvus_lite import engine_search, merge_segments
 from retrieval.l1.store import ChunkStore
 from retrieval.parsing.chunking import Chunk
 
 
 class Unit(Embeddings):
+    """The same vector for every text (merging is about rows, not vectors)."""
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
 
@@ -52,5 +56,68 @@ def test_segments_written_in_separate_batches_merge_into_one(tmp_path: Path) -> 
         assert _data_files(uri, "merge_probe") == 1
         hits = store.search_bm25("redis", 10)
         assert sorted(h.fields["doc_id"] for h in hits) == ["d0", "d1", "d2"]  # nothing lost
+    finally:
+        store.close()
+
+
+class Hashed(Embeddings):
+    """A distinct unit vector per text: dense distances differ from hit to hit."""
+
+    def _v(self, text: str) -> list[float]:
+        import numpy as np
+
+        v = np.random.default_rng(sum(map(ord, text))).standard_normal(8)
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._v(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._v(text)
+
+
+def test_engine_search_answers_what_grpc_answers(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    uri = str(tmp_path / "direct.db")
+    store = ChunkStore(uri, Hashed(), collection="direct_probe")
+    words = ["redis memory full", "mysql pool timeout", "kafka lag 消费 延迟", "redis cluster down"]
+    try:
+        for i, text in enumerate(words):
+            chunks = [Chunk(j, f"D{i}", f"{text} part {j}", 4) for j in range(3)]
+            store.add_chunks(doc_id=f"d{i}", file_path=f"x/d{i}.md", category="x", chunks=chunks)
+        calls = []
+        real = store_module.engine_search
+
+        def counted(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            calls.append(1)
+            return real(*a, **k)
+
+        def run() -> list:
+            v = store.embeddings.embed_query("redis")
+            out = []
+            for flt in ("", 'doc_id not in ["d0"]'):
+                res = store.search("redis 延迟", v, candidates=8, exclude={"d3"} if flt else ())
+                out += [store.search_dense(v, 5, flt), store.search_bm25("redis", 5, flt)]
+                out += [res.dense, res.bm25]
+            return [[(h.pk, h.score, h.fields) for h in hits] for hits in out]
+
+        monkeypatch.setattr(store_module, "engine_search", counted)
+        direct = run()
+        assert calls, "the engine was not asked"
+        monkeypatch.setattr(store_module, "engine_search", lambda *a, **k: None)
+        assert direct == run()
+        assert any(h[2].get("dense_distance") for hits in direct for h in hits)
+        assert (
+            engine_search(
+                str(tmp_path / "elsewhere.db"),
+                "x",
+                "redis",
+                anns_field="sparse",
+                limit=1,
+                filter="",
+                output_fields=[],
+                search_params={"metric_type": "BM25"},
+            )
+            is None
+        )
     finally:
         store.close()

@@ -14,7 +14,8 @@ Linear layers run on fixed row blocks of the flattened (B·L) × H activations (
 builds and caches a kernel per matmul shape, and batches of every B × L made that cache grow to
 ~400 MB after 40 batches of an import (measured, bf16); blocks of ``ROW_BLOCK`` rows, the last
 padded (``block_rows``), give at most seven shapes per weight (~45 MB). Rows are independent in a
-linear layer, so padding changes nothing (fp32 vectors identical to one call over all rows).
+linear layer, so padding changes nothing (fp32 vectors identical to one call over all rows). The
+rows are padded once per forward pass (``padded_rows``), not in each of the 48 linear calls.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def block_rows(rest: int) -> int:
     if rest > GRAIN:
         return -(-rest // GRAIN) * GRAIN
     return max(MIN_BLOCK, 1 << (rest - 1).bit_length())
+
+
+def padded_rows(rows: int) -> int:
+    """Rows ``Dense`` runs ``rows`` activation rows as: whole ``ROW_BLOCK`` blocks and the last
+    one padded (``block_rows``)."""
+    full = rows - rows % ROW_BLOCK
+    return full + (block_rows(rows - full) if rows > full else 0)
 
 
 def _packer():  # noqa: ANN202 - oneDNN's weight prepacking, where this torch build has it
@@ -82,9 +90,12 @@ class Dense:
             out[a : a + ROW_BLOCK] = self._rows(x[a : a + ROW_BLOCK])
         if full < t:
             rest = t - full
-            padded = x.new_zeros(block_rows(rest), x.shape[1])
-            padded[:rest] = x[full:]
-            out[full:] = self._rows(padded)[:rest]
+            if rest == block_rows(rest):
+                out[full:] = self._rows(x[full:])
+            else:
+                padded = x.new_zeros(block_rows(rest), x.shape[1])
+                padded[:rest] = x[full:]
+                out[full:] = self._rows(padded)[:rest]
         return out
 
 
@@ -142,21 +153,27 @@ class E5Encoder:
         x = F.layer_norm(x, (h,), *self.ln0, self.eps).reshape(b * n, h)  # rows: one per token
         # Padding keys get no attention weight; a padded row's own output is never pooled.
         mask = None if bool(valid.all()) else valid[:, None, None, :]
+        # The rows padded once to what every linear layer runs (``padded_rows``) and kept through
+        # the layers (rows are independent outside attention, which reads the real ones only):
+        # the same vectors, bit for bit, as padding in each of the 48 linear calls, ~9 % less CPU
+        # for a query (four copies per call gone; issue 17).
+        rows, extra = b * n, padded_rows(b * n) - b * n
+        x = F.pad(x, (0, 0, 0, extra))
 
         def heads(t: torch.Tensor) -> torch.Tensor:  # (B·L) × H → B × heads × L × head_dim
-            return t.reshape(b, n, nh, h // nh).transpose(1, 2)
+            return t[:rows].reshape(b, n, nh, h // nh).transpose(1, 2)
 
         for ly in self.layers:
             # Split along the last dim, then transpose per tensor: the layout CPU flash attention
             # runs fastest on (measured ~1.5× over slicing one permuted B×3×heads view).
             q, k, v = ly.qkv(x).split(h, dim=-1)
             ctx = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask=mask)
-            ctx = ctx.transpose(1, 2).reshape(b * n, h)
+            ctx = F.pad(ctx.transpose(1, 2).reshape(rows, h), (0, 0, 0, extra))
             x = F.layer_norm(x + ly.out(ctx), (h,), *ly.ln1, self.eps)
             mid = F.gelu(ly.inter(x))
             x = F.layer_norm(x + ly.ffn(mid), (h,), *ly.ln2, self.eps)
         w = valid.to(torch.float32)[:, :, None]
-        return ((x.float().view(b, n, h) * w).sum(1) / w.sum(1)).numpy()
+        return ((x[:rows].float().view(b, n, h) * w).sum(1) / w.sum(1)).numpy()
 
     def to(self, dtype: torch.dtype) -> E5Encoder:
         """The same weights in another dtype (in place: no second copy stays alive)."""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,54 @@ def merge_segments(uri: str, collection: str) -> bool:
             exc_info=True,
         )
         return False
+
+
+def engine_search(
+    uri: str,
+    collection: str,
+    data: Any,  # noqa: ANN401 - a dense vector or a BM25 query text
+    *,
+    anns_field: str,
+    limit: int,
+    filter: str,  # noqa: A002 - pymilvus' name
+    output_fields: Sequence[str],
+    search_params: dict[str, Any],
+) -> list[tuple[Any, float, dict[str, Any]]] | None:
+    """One query's hits ``(pk, distance, fields)`` straight from this process's Milvus Lite engine,
+    as its gRPC servicer would answer them (distances rounded to float32 as its reply carries
+    them; only ``output_fields``), or None: not this process's Milvus Lite, other internals, or
+    the engine failed (the caller asks over gRPC then, which answers or raises as it always did).
+
+    Why: the servicer's protobuf work is Python in this process too. On the shipped base a dense
+    search took 9.3 ms over gRPC and 3.4 ms here, BM25 (with the stored vectors) 11.6 and 3.4 ms
+    (p50, load ~5 on 2 cores; identical hits, issue 17)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+
+        entry = server_manager_instance._servers.get(os.path.abspath(uri))
+        if entry is None:
+            return None
+        col = entry[1].get_collection(collection)
+        if isinstance(data, str):
+            query: Any = data
+        else:  # gRPC sends the vector as float32
+            query = np.asarray(data, dtype=np.float32).tolist()
+        hits = col.search(
+            [query],
+            top_k=limit,
+            metric_type=search_params["metric_type"],
+            expr=filter or None,
+            output_fields=list(output_fields),
+            anns_field=anns_field,
+            search_params=search_params.get("params") or {},
+        )[0]
+        return [
+            (h["id"], float(np.float32(h["distance"])), {f: h["entity"][f] for f in output_fields})
+            for h in hits
+        ]
+    except Exception:
+        log.debug("Milvus Lite engine search failed; asking over gRPC", exc_info=True)
+        return None
 
 
 def warm_jieba() -> None:

@@ -3,6 +3,7 @@ field (jieba analyzer), written through langchain-milvus and searched route by r
 
 The routes are searched separately (not with Milvus' own hybrid search) so each keeps its own score;
 a hit found only by BM25 still gets its exact dense distance, computed here from the stored vector.
+Milvus Lite's engine in this process answers the searches directly (no protobuf round trip).
 The collection records which embedding model made its vectors (``collection_model.py``); opening it
 with another model stops with :class:`EmbeddingMismatch` rather than mixing two models' vectors. Why
 writes flush and merge segments the way they do: ``docs/retrieval.md`` ("Milvus Lite performance").
@@ -39,7 +40,7 @@ from retrieval.l1.collection_schema import (
 from retrieval.l1.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.l1.milvus_api import milvus
-from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, merge_segments, warm_jieba
+from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, engine_search, merge_segments, warm_jieba
 from retrieval.l1.prepared import PreparedEmbeddings
 from retrieval.parsing.chunking import BREADCRUMB_BYTES, Chunk, fit_bytes
 
@@ -380,29 +381,30 @@ class ChunkStore:
     # --- reads --------------------------------------------------------------------------------
 
     def search_dense(self, vector: Sequence[float], limit: int, flt: str = "") -> list[RouteHit]:
-        res = self.client.search(
-            self.collection,
-            data=[list(vector)],
-            anns_field=DENSE,
-            limit=limit,
-            filter=flt,
-            output_fields=[TEXT, *META_FIELDS],
-            search_params={"metric_type": "L2", "params": self._dense_search_params},
-        )
-        return [RouteHit(h[PK], float(h["distance"]), dict(h["entity"])) for h in res[0]]
+        params = {"metric_type": "L2", "params": self._dense_search_params}
+        hits = self._route(vector, DENSE, limit, flt, [TEXT, *META_FIELDS], params)
+        return [RouteHit(pk, distance, fields) for pk, distance, fields in hits]
 
     def search_bm25(self, text: str, limit: int, flt: str = "") -> list[RouteHit]:
-        res = self.client.search(
-            self.collection,
-            data=[text],
-            anns_field=SPARSE,
-            limit=limit,
-            filter=flt,
-            output_fields=[TEXT, DENSE, *META_FIELDS],
-            search_params={"metric_type": "BM25", "params": {}},
-        )
+        params = {"metric_type": "BM25", "params": {}}
+        hits = self._route(text, SPARSE, limit, flt, [TEXT, DENSE, *META_FIELDS], params)
         # Milvus reports a BM25 hit's distance as the negated score.
-        return [RouteHit(h[PK], -float(h["distance"]), dict(h["entity"])) for h in res[0]]
+        return [RouteHit(pk, -distance, fields) for pk, distance, fields in hits]
+
+    def _route(
+        self, data: Any, field: str, limit: int, flt: str, output: list[str], params: dict
+    ) -> list[tuple[Any, float, dict[str, Any]]]:
+        """One route's ``(pk, distance, fields)`` (``data``: a vector or a text): from Milvus Lite's
+        engine in this process when it answers (``engine_search``: same hits), else over gRPC."""
+        request = {"anns_field": field, "limit": limit, "filter": flt, "output_fields": output}
+        request["search_params"] = params
+        client = self.client  # connects first: that starts Milvus Lite in this process
+        hits = engine_search(self.uri, self.collection, data, **request) if self.local else None
+        if hits is None:
+            query = data if isinstance(data, str) else list(data)
+            res = client.search(self.collection, data=[query], **request)
+            hits = [(h[PK], float(h["distance"]), dict(h["entity"])) for h in res[0]]
+        return hits
 
     def search(
         self,
