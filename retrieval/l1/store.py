@@ -39,7 +39,7 @@ from retrieval.l1.collection_schema import (
 from retrieval.l1.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.l1.milvus_api import milvus
-from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, merge_segments, warm_jieba
+from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, arrow_on_malloc, merge_segments, warm_jieba
 from retrieval.l1.prepared import PreparedEmbeddings
 from retrieval.parsing.chunking import BREADCRUMB_BYTES, Chunk, fit_bytes
 
@@ -107,6 +107,7 @@ class ChunkStore:
             connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
             connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
+            arrow_on_malloc()
             threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
         model_id = self.model_id
         self.vector_cache = EmbeddingCache(model_id, shipped=lambda: sample_vectors.load(model_id))
