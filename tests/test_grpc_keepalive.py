@@ -31,7 +31,7 @@ MARGIN_S = 10
 SCRIPT = """
 import sys, time
 from langchain_core.embeddings import Embeddings
-from retrieval.l1 import store as store_module
+from retrieval.l1 import milvus_lite, store as store_module
 from retrieval.parsing.chunking import Chunk
 
 class Unit(Embeddings):
@@ -41,7 +41,7 @@ class Unit(Embeddings):
         return [1.0, 0.0, 0.0, 0.0]
 
 if sys.argv[2] == "pymilvus-defaults":
-    store_module.LITE_GRPC_OPTIONS = {}
+    milvus_lite.LITE_GRPC_OPTIONS = {}
 store = store_module.ChunkStore(sys.argv[1], Unit(), collection="quiet_probe")
 chunk = Chunk(0, "Redis", "redis memory is full", 4)
 store.add_chunks(doc_id="d1", file_path="x/d1.md", category="x", chunks=[chunk])

@@ -40,7 +40,7 @@ from retrieval.l1.collection_schema import (
 from retrieval.l1.embedding_cache import EmbeddingCache, StoredChunk
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit
 from retrieval.l1.milvus_api import milvus
-from retrieval.l1.milvus_lite import LITE_GRPC_OPTIONS, engine_search, merge_segments, warm_jieba
+from retrieval.l1.milvus_lite import engine_search, in_process_setup, merge_segments
 from retrieval.l1.prepared import PreparedEmbeddings
 from retrieval.parsing.chunking import BREADCRUMB_BYTES, Chunk, fit_bytes
 
@@ -104,11 +104,10 @@ class ChunkStore:
         connection: dict[str, Any] = {"uri": uri}
         if token:
             connection["token"] = token
-        if not self.local:
-            connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         if self.local:
-            connection["grpc_options"] = dict(LITE_GRPC_OPTIONS)
-            threading.Thread(target=warm_jieba, name="jieba-warm-up", daemon=True).start()
+            in_process_setup(connection)
+        else:
+            connection["timeout"] = CONNECT_TIMEOUT_S  # fail fast on a dead server
         model_id = self.model_id
         self.vector_cache = EmbeddingCache(model_id, shipped=lambda: sample_vectors.load(model_id))
         self._prepared = PreparedEmbeddings(embeddings, self.vector_cache)
