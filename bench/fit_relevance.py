@@ -134,7 +134,7 @@ def place_knots(
     (issue 17: ≤ 2 %): above what the answerable questions need, every unanswerable question
     admitted is a miss the judge could have told. A cost of 10 per dropped answer against 2 per
     admitted one put it at p 0.01, where 18 of the 66 English negatives of the fit split were
-    "found"; at 2 % they are 8. Documents an entity rule caps never decide a knot: the rule, not
+    "found" out-of-fold (8 at p 0.05). Documents an entity rule caps never decide a knot: the rule, not
     the map, places them.
     """
     free = [r for r in tops if not r.get("rule")]

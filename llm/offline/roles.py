@@ -159,8 +159,9 @@ def act(
         if calls:
             return AIMessage(content="", tool_calls=calls)
     lookups = [e for e in evs if e.tool == "lookup_knowledge" and e.ok]
-    answered = lambda e: e.data.get("relevanceLevel") in STOP_LEVELS  # noqa: E731
-    alert_unread = not any(answered(e) or e.args.get("alert") for e in lookups)
+    alert_unread = not any(
+        e.data.get("relevanceLevel") in STOP_LEVELS or e.args.get("alert") for e in lookups
+    )
     if alert_unread and "lookup_knowledge" in tools and (top := first_alert(evs)):
         # "What is firing and what first?": the alerts alone name no step; the most severe
         # alert's runbook does (an SRE opens it next). A runbook found "for reference" for the

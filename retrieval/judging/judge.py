@@ -125,6 +125,7 @@ def judge_documents(
     text_of = lambda h: _text(h, title_of(h.path))  # noqa: E731
     missing = _missing(entities, stats, text_of)
     calibrated = judge != "dense" and calibration is not None
+    said = query_text.casefold()
     xs = (
         [
             evidence(
@@ -139,7 +140,7 @@ def judge_documents(
                 l0_paths=l0_paths,
                 max_l2=thresholds.max_l2_distance,
                 entity_missing=missing,
-                query_text=query_text.casefold(),
+                query_text=said,
             )
             for i in range(len(top))
         ]

@@ -45,8 +45,8 @@ class LookupQuery:
         """Content terms, an alert name's words included (``HikariPoolPendingThreadsHigh`` →
         ``hikari``, ``pool``, …: what BM25 reads and what the runbook says). Without them the name
         was one term no document has (coverage 0, ``unknown_share`` 1): the connection-pool
-        runbook's confidence for its pool's alert was 0.0006 (now 0.40). Kinds and reasons stay whole (``StatefulSet``
-        is not about sets)."""
+        runbook's confidence for its pool's alert was 0.0006 (now 0.40). Kinds and reasons stay
+        whole (``StatefulSet`` is not about sets)."""
         names = [self.alertname, *(c for c in self.codes if is_alert_name(c))]
         words = " ".join(" ".join(split_identifier(n)) for n in names if n)
         return query_terms(f"{self.text} {words}")
