@@ -152,3 +152,29 @@ def test_an_alert_names_words_are_query_terms_but_a_kind_stays_whole() -> None:
     assert prepare("ERR_TIMEOUT").code_only
     alert = prepare("", AlertInput.parse({"labels": {"alertname": "KubeHpaReplicasMismatch"}}))
     assert {"hpa", "replicas", "mismatch"} <= set(alert.terms)
+
+
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        # a daemon's instance, a piece of a longer name, a host, an acronym's plural: label values
+        ("osd.1 reports 42 slow ops on mds.ocs-storagecluster-cephfs-a", []),
+        ("KMS at vault.corp.lab unreachable for 3 VMs and 2 PVCs", []),
+        # identifiers stay: codes, settings, reasons, alert names, flags
+        (
+            "ERR_TIMEOUT, vm.max_map_count, OOMKilled, KubePodCrashLooping, "
+            "-XX:+HeapDumpOnOutOfMemoryError --max_connections",
+            [
+                "ERR_TIMEOUT",
+                "vm.max_map_count",
+                "OOMKilled",
+                "KubePodCrashLooping",
+                "HeapDumpOnOutOfMemoryError",
+                "max_connections",
+            ],
+        ),
+    ],
+)
+def test_label_shaped_identifiers_are_not_codes(text: str, codes: list[str]) -> None:
+    # a code the right runbook lacks pushes it to NONE (code_missing): a label value must not
+    assert prepare(text).codes == codes

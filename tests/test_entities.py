@@ -115,3 +115,22 @@ def test_a_keyword_hit_on_a_sibling_alerts_runbook_is_not_precise() -> None:
     assert own["relevanceLevel"] == "PRECISE"
     other = svc.lookup("MongoDB HPA scaling").payload
     assert other["relevanceLevel"] != "PRECISE"
+
+
+def test_a_product_spelled_as_one_word_by_the_document_is_mentioned() -> None:
+    # the query's LokiStack names Loki; a runbook that writes "Lokistack" mentions it
+    q = query_entities("log collector gets 403 forbidden when writing to LokiStack")
+    doc = frozenset(document_terms("Check the Lokistack gateway and the collector's token"))
+    assert not missing_in(q, doc, "CollectorHigh403ForbiddenResponseRate").other_technology
+    kafka = frozenset(document_terms("Kafka broker leader election"))
+    assert missing_in(q, kafka, "KafkaBrokerDown").other_technology
+
+
+def test_a_product_only_inside_a_hyphenated_name_is_context() -> None:
+    # pasted alert text: the output, storage class or pod is whose, not what the alert is about
+    q = query_entities("Collector has 23% output errors sending to output elasticsearch-external")
+    assert q.technologies == {"elasticsearch"} and q.in_context == {"elasticsearch"}
+    said = query_entities("Elasticsearch cluster health is red")
+    assert said.in_context == frozenset()
+    # a product whose own name has a hyphen is said, not context
+    assert query_entities("cert-manager failed to renew").in_context == frozenset()

@@ -136,6 +136,9 @@ class QueryEntities:
     # of ``technologies``, those named only inside label-like values (``data-kafka-2``: whose
     # volume it is), not by the query's own words or its alert's name
     in_context: frozenset[str] = frozenset()
+    # each technology with the query's words that named it, compacted (``loki``: ``lokistack``):
+    # a document that has the word mentions the technology, however it spells the product
+    tech_words: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.technologies or self.alert_names or self.kinds)
@@ -149,19 +152,39 @@ def _words(text: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-def technologies_in(text: str) -> frozenset[str]:
-    found: set[str] = set()
+def _named_by(text: str) -> dict[str, set[str]]:
+    """Each technology ``text`` names, with the words (compacted) that name it."""
+    found: dict[str, set[str]] = {}
     for word, parts in _words(text):
         if word in ABBREVIATIONS:
             if ABBREVIATIONS[word]:
-                found.add(ABBREVIATIONS[word])
+                found.setdefault(ABBREVIATIONS[word], set()).add(compact_term(word))
             continue
         whole = compact_term(word)
-        if whole in _ALIAS_TECH:
-            found.add(_ALIAS_TECH[whole])
-        found.update(_ALIAS_TECH[p] for p in parts if p in _ALIAS_TECH)
-    found.update(_ALIAS_TECH[a] for a in _CJK_ALIASES if a in text)
-    return frozenset(found)
+        techs = {_ALIAS_TECH[p] for p in [whole, *parts] if p in _ALIAS_TECH}
+        for t in techs:
+            found.setdefault(t, set()).add(whole)
+    for a in _CJK_ALIASES:
+        if a in text:
+            found.setdefault(_ALIAS_TECH[a], set()).add(a)
+    return found
+
+
+def technologies_in(text: str) -> frozenset[str]:
+    return frozenset(_named_by(text))
+
+
+# A lower-case hyphenated name (``elasticsearch-external``, ``ocs-storagecluster-ceph-rbd``): in
+# pasted alert text, the name of an output, a storage class or a pod — whose, not what about.
+_HYPHENATED = re.compile(r"(?<![\w./-])[a-z0-9]+(?:-[a-z0-9]+)+(?![\w/-])")
+
+
+def _outside_names(text: str) -> str:
+    """``text`` without its hyphenated names, but for those that are a product's own name
+    (``cert-manager``)."""
+    return _HYPHENATED.sub(
+        lambda m: m.group(0) if compact_term(m.group(0)) in _ALIAS_TECH else " ", text
+    )
 
 
 def kinds_in(text: str) -> frozenset[str]:
@@ -192,13 +215,15 @@ def query_entities(text: str, alertname: str = "", prose: str | None = None) -> 
     ``prose``: the text without its label-like values, when some were taken out)."""
     names = [compact_term(alertname)] if alertname.strip() else []
     names += [compact_term(c) for c in code_tokens(text) if is_alert_name(c)]
-    techs = technologies_in(f"{alertname} {text}")
-    said = techs if prose is None else technologies_in(f"{alertname} {prose}")
+    named = _named_by(f"{alertname} {text}")
+    techs = frozenset(named)
+    said = technologies_in(f"{alertname} {_outside_names(text if prose is None else prose)}")
     return QueryEntities(
         technologies=techs,
         alert_names=tuple(dict.fromkeys(n for n in names if n)),
         kinds=kinds_in(text),
         in_context=techs - said,
+        tech_words=tuple((t, tuple(sorted(w))) for t, w in sorted(named.items())),
     )
 
 
@@ -275,7 +300,11 @@ def missing_in(
             return True
         return bool(lower) and _alias_pattern(alias).search(lower) is not None
 
+    words = dict(entities.tech_words)
+
     def mentions_tech(tech: str) -> bool:
+        if any(w in tokens for w in words.get(tech, ())):
+            return True
         return any(has(a) for t in _related(tech) for a in TECHNOLOGIES[t])
 
     named = _name_tokens(name_text)

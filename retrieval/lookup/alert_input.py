@@ -154,6 +154,31 @@ def strip_context(
     return Stripped(cleaned, tuple(taken))
 
 
+# Identifier-shaped tokens that are label values, not evidence (``code_missing``, ``code_only``): a
+# daemon's instance (``osd.1``), a host (``ec2.internal``), an acronym's plural (``PVCs``), and a
+# piece of a longer name (``mds.ocs`` of ``mds.ocs-storagecluster-a``). On runbooks written
+# elsewhere they had the right runbook judged NONE: "an identifier the runbook lacks".
+_INSTANCE = re.compile(r"[a-z]+\.\d+")
+_HOST_SUFFIX_TEXT = """com net org io dev cloud local localdomain internal intra intranet lan lab corp
+    home svc cluster example test cn de uk jp fr ru eu us"""
+_HOST_SUFFIXES = frozenset(_HOST_SUFFIX_TEXT.split())
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
+_JOINED_AFTER, _JOINED_BEFORE = re.compile(r"-[A-Za-z0-9]"), re.compile(r"[A-Za-z0-9]-")
+
+
+def is_label_code(code: str, text: str) -> bool:
+    """Is ``code`` (a ``code_tokens`` match in ``text``) the shape of a label value?"""
+    if _INSTANCE.fullmatch(code) or _PLURAL_ACRONYM.fullmatch(code):
+        return True
+    if code == code.casefold() and "_" not in code and code.rsplit(".", 1)[-1] in _HOST_SUFFIXES:
+        return True
+    i = text.find(code)
+    after, before = text[i + len(code) : i + len(code) + 2], text[max(i - 2, 0) : i]
+    return (
+        i >= 0 and (_JOINED_AFTER.fullmatch(after) or _JOINED_BEFORE.fullmatch(before)) is not None
+    )
+
+
 class AlertError(ValueError):
     """A malformed alert payload; the message names the field and the expected form."""
 

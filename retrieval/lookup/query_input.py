@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from retrieval.judging.entities import QueryEntities, is_alert_name, missing_in, query_entities
-from retrieval.lookup.alert_input import AlertInput, strip_context
+from retrieval.lookup.alert_input import AlertInput, is_label_code, strip_context
 from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textnorm import code_tokens, compact_term, split_identifier
 
@@ -53,7 +53,8 @@ class LookupQuery:
 
     @cached_property
     def codes(self) -> list[str]:
-        return code_tokens(self.text)
+        """The query's identifiers (error codes, alert names, settings), label values left out."""
+        return [c for c in code_tokens(self.text) if not is_label_code(c, self.text)]
 
     @cached_property
     def code_only(self) -> bool:
