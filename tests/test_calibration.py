@@ -5,10 +5,12 @@ import random
 
 import pytest
 
-from retrieval.judging.calibration import FEATURES, Calibration, evidence, fit_logistic
+from retrieval.judging.calibration import FEATURES, Calibration, _unmatched, evidence, fit_logistic
 from retrieval.judging.judge import judge_documents
 from retrieval.judging.relevance import RelevanceLevel, Thresholds
+from retrieval.l0.catalog import DocInfo
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit, fuse_documents
+from retrieval.parsing.terms import query_terms
 
 
 def _hit(pk: str, path: str, score: float, text: str, distance: float) -> RouteHit:
@@ -142,4 +144,23 @@ def test_the_second_stage_weighs_how_far_a_document_stands_out() -> None:
     cal.stack = []  # off: each document on its own evidence
     assert cal.probabilities([{"coverage": 0.9}, {"coverage": 0.85}])[0] == pytest.approx(
         cal.probability({"coverage": 0.9})
+    )
+
+
+def test_an_alert_named_title_counts_as_its_words() -> None:
+    # As one token (``etcdnoleader``) an alert-named title is unsaid by every question that does
+    # not paste the name, the right runbook's and its sibling's alike; as words it tells them apart.
+    right = DocInfo("1", "control-plane/EtcdNoLeader.md", "EtcdNoLeader", "c")
+    sibling = DocInfo("2", "control-plane/EtcdMembersDown.md", "EtcdMembersDown", "c")
+    query = "the etcd cluster has no leader since the upgrade"
+    terms = query_terms(query)
+    unsaid = {
+        d.file_path: _unmatched(d.title_terms, terms, query, lambda t: 1.0)
+        for d in (right, sibling)
+    }
+    assert unsaid[right.file_path] == 0.0
+    assert unsaid[sibling.file_path] > 0.5
+    # a question that pastes the name says all of its words
+    assert (
+        _unmatched(sibling.title_terms, ["etcdmembersdown"], "etcdmembersdown", lambda t: 1.0) == 0
     )

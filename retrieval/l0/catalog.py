@@ -21,7 +21,7 @@ from retrieval.parsing.chunking import split_sections
 from retrieval.parsing.documents import section_titles
 from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textmatch import bigrams, overlap
-from retrieval.parsing.textnorm import split_identifier
+from retrieval.parsing.textnorm import compound_identifiers, expand_identifiers, split_identifier
 
 # A single word in more documents than this is a topic, not a name (see is_specific).
 GENERIC_MIN_DOCS, GENERIC_SHARE = 5, 0.05
@@ -31,7 +31,11 @@ SNIPPET_SHORT, SNIPPET_LONG = 800, 500
 
 @lru_cache(maxsize=4096)
 def _title_terms(title: str, stem: str) -> frozenset[str]:
-    return frozenset(query_terms(f"{title} {stem}"))
+    """An alert name (``EtcdNoLeader``) counts as its words: as one token it is unsaid by every
+    question that does not paste the name, for the right runbook and its sibling alike."""
+    text = f"{title} {stem}"
+    compounds = {w.casefold() for w in compound_identifiers(text)}
+    return frozenset(t for t in query_terms(expand_identifiers(text)) if t not in compounds)
 
 
 @dataclass(frozen=True)

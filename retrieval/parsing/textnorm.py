@@ -76,12 +76,13 @@ def expand_identifiers(query: str) -> str:
     sub-word pieces to the embedding model; its words (``Kube Pod Crash Looping``) are what the
     runbook text says. The identifier itself is kept, so an exact match still counts.
     """
-    extra: list[str] = []
-    for m in _IDENT.finditer(query):
-        parts = split_identifier(m.group(0))
-        if len(parts) > 1:
-            extra.append(" ".join(parts))
+    extra = [" ".join(split_identifier(w)) for w in compound_identifiers(query)]
     return f"{query} ({'; '.join(extra)})" if extra else query
+
+
+def compound_identifiers(text: str) -> list[str]:
+    """The identifiers of ``text`` made of several words (``EtcdNoLeader``, ``redis-memory``)."""
+    return [w for m in _IDENT.finditer(text) if len(split_identifier(w := m.group(0))) > 1]
 
 
 @lru_cache(maxsize=4096)
