@@ -164,3 +164,11 @@ def test_an_alert_named_title_counts_as_its_words() -> None:
     assert (
         _unmatched(sibling.title_terms, ["etcdmembersdown"], "etcdmembersdown", lambda t: 1.0) == 0
     )
+
+
+def test_a_leading_ordinal_is_not_a_title_word() -> None:
+    # "05-pod-pending": the number orders a collection; as a rare title term it was "unsaid" by
+    # every question. A number that is content (nginx 502) stays.
+    doc = DocInfo("1", "trouble/05-pod-pending-troubleshooting.md", "05 - Pod Pending 排查", "c")
+    assert doc.title_terms == {"pod", "pending", "troubleshooting", "排查"}
+    assert "502" in DocInfo("2", "gateway/502-bad-gateway.md", "502 Bad Gateway", "c").title_terms

@@ -29,11 +29,16 @@ SHORT_DOC_CHARS = 3000
 SNIPPET_SHORT, SNIPPET_LONG = 800, 500
 
 
+# one or two digits: a three-digit lead is an HTTP status (``502-bad-gateway``), not an ordinal
+_ORDINAL = re.compile(r"^\s*\d{1,2}(?:[._-]\d{1,2})*[._\-\s]+(?=\S)")
+
+
 @lru_cache(maxsize=4096)
 def _title_terms(title: str, stem: str) -> frozenset[str]:
     """An alert name (``EtcdNoLeader``) counts as its words: as one token it is unsaid by every
     question that does not paste the name, for the right runbook and its sibling alike."""
-    text = f"{title} {stem}"
+    # a leading ordinal (``05-pod-pending``, ``1. etcd``) orders a collection, it names nothing
+    text = f"{_ORDINAL.sub('', title)} {_ORDINAL.sub('', stem)}"
     compounds = {w.casefold() for w in compound_identifiers(text)}
     return frozenset(t for t in query_terms(expand_identifiers(text)) if t not in compounds)
 
