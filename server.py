@@ -35,6 +35,7 @@ from api.routes import (
     sessions,
 )
 from api.security import SecurityMiddleware
+from retrieval.l1.freed_memory import cap_heaps
 from services import Services
 from settings import Settings, SettingsError, get_settings
 
@@ -129,6 +130,7 @@ def create_app(
 ) -> FastAPI:
     """``services`` may be passed in (tests share one started stack); otherwise they start here
     (with ``embeddings`` if given: tests share one loaded model)."""
+    cap_heaps()  # before any thread exists: each would get a heap of its own
     settings = settings or (services.settings if services else get_settings())
     if not logging.getLogger().handlers:  # e.g. `uvicorn server:create_app --factory --workers 4`
         logging.basicConfig(level=settings.log_level, format=LOG_FORMAT)

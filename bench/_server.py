@@ -40,6 +40,14 @@ def copy_runbooks(dest: Path, only: tuple[str, ...] | None = None) -> Path:
     return dest
 
 
+_VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+PYTHON = str(_VENV_PYTHON) if _VENV_PYTHON.exists() else sys.executable
+
+# ``python -m server`` with ``root``'s code first on the path: ``PYTHONPATH`` alone does not
+# decide, a venv's ``.pth`` files may put another checkout ahead of it (``/work/wt/mkvenv.sh``'s
+# venvs put their worktree first, so ``--rev`` measured the working tree twice).
+RUN_SERVER = "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module('server', run_name='__main__', alter_sys=True)"
+
 # Settings that would point the server at someone's real stores or model.
 SCRUBBED = ("DATABASE_URL", "MILVUS_URI", "API_KEY", "LLM_", "OPENAI_", "PROMETHEUS_", "LOKI_")
 
@@ -95,13 +103,11 @@ def start_server(
         PYTHONPATH=str(root),
         **env_overrides,
     )
-    venv_python = ROOT / ".venv" / "bin" / "python"
-    python = str(venv_python) if venv_python.exists() else sys.executable
     log_path = work / "server.log"
     started = time.monotonic()
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
-            [python, "-m", "server"],
+            [PYTHON, "-c", RUN_SERVER, str(root)],
             cwd=work,
             env=env,
             stdout=log,
