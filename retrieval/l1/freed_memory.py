@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 
 # mallopt parameters (glibc's malloc.h)
-M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8
+M_ARENA_MAX = -8
 # All threads share this many heaps. 2: after the large documents of bench_memory.py the resident
 # set was ~1.18x start-up's against ~1.25x with glibc's default of 8 per CPU (docs/retrieval.md).
 ARENAS = 2
