@@ -19,7 +19,8 @@ from collections.abc import Callable
 # mallopt parameters (glibc's malloc.h)
 M_ARENA_MAX = -8
 # All threads share this many heaps. 2: after the large documents of bench_memory.py the resident
-# set was ~1.18x start-up's against ~1.25x with glibc's default of 8 per CPU (docs/retrieval.md).
+# set was ~1.20x start-up's (median of 5) against 1.37-1.57x with glibc's default of 8 per CPU
+# (docs/retrieval.md, section 7).
 ARENAS = 2
 
 
