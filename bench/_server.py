@@ -46,7 +46,8 @@ PYTHON = str(_VENV_PYTHON) if _VENV_PYTHON.exists() else sys.executable
 # ``python -m server`` with ``root``'s code first on the path: ``PYTHONPATH`` alone does not
 # decide, a venv's ``.pth`` files may put another checkout ahead of it (``/work/wt/mkvenv.sh``'s
 # venvs put their worktree first, so ``--rev`` measured the working tree twice).
-RUN_SERVER = "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module('server', run_name='__main__', alter_sys=True)"
+CODE_FIRST = "import runpy, sys; sys.path.insert(0, sys.argv.pop(1))"  # argv[1]: the code root
+RUN_SERVER = f"{CODE_FIRST}; runpy.run_module('server', run_name='__main__', alter_sys=True)"
 
 # Settings that would point the server at someone's real stores or model.
 SCRUBBED = ("DATABASE_URL", "MILVUS_URI", "API_KEY", "LLM_", "OPENAI_", "PROMETHEUS_", "LOKI_")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _server import PYTHON, ROOT, RUN_SERVER, SMOKE_RUNBOOKS, start_server
+from _server import CODE_FIRST, PYTHON, ROOT, SMOKE_RUNBOOKS, start_server
 from bench_http import rss_mb, tree_rss_mb
 
 TARGET_START_MB, TARGET_RETURN = 1024.0, 0.15
@@ -75,8 +75,8 @@ def extract(rev: str, dest: Path) -> Path:
     return dest
 
 
-WARM_VERDICT = RUN_SERVER.split("; runpy")[0] + (
-    "; from retrieval.l1.e5_local import E5Embeddings; E5Embeddings().encoder"
+WARM_VERDICT = (
+    f"{CODE_FIRST}; from retrieval.l1.e5_local import E5Embeddings; E5Embeddings().encoder"
 )
 
 

@@ -173,10 +173,10 @@ def is_label_code(code: str, text: str) -> bool:
     if code == code.casefold() and "_" not in code and code.rsplit(".", 1)[-1] in _HOST_SUFFIXES:
         return True
     i = text.find(code)
+    if i < 0:
+        return False
     after, before = text[i + len(code) : i + len(code) + 2], text[max(i - 2, 0) : i]
-    return (
-        i >= 0 and (_JOINED_AFTER.fullmatch(after) or _JOINED_BEFORE.fullmatch(before)) is not None
-    )
+    return bool(_JOINED_AFTER.fullmatch(after) or _JOINED_BEFORE.fullmatch(before))
 
 
 class AlertError(ValueError):
