@@ -79,17 +79,16 @@ def fit(queries: dict, keys: list, l2: float, features: Sequence[str], stack: bo
 
 
 def judged_top(rows: list[dict[str, Any]], model: Any, rules: bool) -> dict[str, Any]:
-    """The document the judge puts first (capped documents after the others, as ``judging``
-    orders them), with its probability and the rule that capped it."""
-    from retrieval.judging.calibration import capped
+    """The document the judge puts first (those an entity rule applies to after the others, as
+    ``judge.py`` orders them), with its probability and that rule."""
+    from retrieval.judging.calibration import entity_rule, ranks_after
 
     scored = []
     for r, p in zip(rows, model.probabilities([r["features"] for r in rows]), strict=True):
-        rule = None
-        if rules:
-            _, rule = capped(1.0, r["features"], 0.75, 0.5)
-        scored.append({**r, "p": p, "rule": rule})
-    return min(scored, key=lambda r: (r["rule"] is not None, -r["p"]))
+        rule = entity_rule(r["features"]) if rules else None
+        after = rules and ranks_after(r["features"])
+        scored.append({**r, "p": p, "rule": rule, "after": after})
+    return min(scored, key=lambda r: (r["after"], -r["p"]))
 
 
 def out_of_fold(

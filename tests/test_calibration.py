@@ -5,12 +5,25 @@ import random
 
 import pytest
 
-from retrieval.judging.calibration import FEATURES, Calibration, _unmatched, evidence, fit_logistic
+from retrieval.judging.calibration import (
+    CAP_BELOW,
+    FEATURES,
+    OTHER_TECHNOLOGY,
+    SIBLING_ALERT,
+    UNKNOWN_CODE,
+    Calibration,
+    _unmatched,
+    capped,
+    entity_rule,
+    evidence,
+    fit_logistic,
+)
 from retrieval.judging.judge import judge_documents
 from retrieval.judging.relevance import RelevanceLevel, Thresholds
-from retrieval.l0.catalog import DocInfo
+from retrieval.l0.catalog import DocInfo, DocumentCatalog
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, RouteHit, fuse_documents
-from retrieval.parsing.terms import query_terms
+from retrieval.lookup.query_input import prepare
+from retrieval.parsing.terms import document_codes, query_terms
 
 
 def _hit(pk: str, path: str, score: float, text: str, distance: float) -> RouteHit:
@@ -172,3 +185,90 @@ def test_a_leading_ordinal_is_not_a_title_word() -> None:
     doc = DocInfo("1", "trouble/05-pod-pending-troubleshooting.md", "05 - Pod Pending 排查", "c")
     assert doc.title_terms == {"pod", "pending", "troubleshooting", "排查"}
     assert "502" in DocInfo("2", "gateway/502-bad-gateway.md", "502 Bad Gateway", "c").title_terms
+
+
+def _two_docs(first: str, second: str):
+    return fuse_documents(
+        {
+            BM25_ROUTE: [
+                _hit("a:1", "a.md", 9.0, first, 0.4),
+                _hit("b:1", "b.md", 8.0, second, 0.5),
+            ]
+        }
+    )
+
+
+def test_an_identifier_no_runbook_holds_tells_no_document_from_another() -> None:
+    # A pasted log line's field (``splunk_prod``) is in no runbook: it used to make every
+    # document "lack a code" and the right one NONE. Only identifiers the base holds count.
+    docs = _two_docs("ceph health HEALTH_ERR full osd", "ceph pool quota")
+    common = dict(read=1.0, terms=["ceph"], text_of=lambda d: d.chunks[0].fields["text"])
+    holds = {"healtherr"}.__contains__
+    codes = ["HEALTH_ERR", "splunk_prod"]
+    right = evidence(docs, 0, codes=codes, holds_code=holds, **common)
+    other = evidence(docs, 1, codes=codes, holds_code=holds, **common)
+    assert right["code_missing"] == 0.0 and other["code_missing"] == 1.0
+    assert right["code_unknown"] == other["code_unknown"] == 0.5
+    alone = evidence(docs, 0, codes=["splunk_prod"], holds_code=holds, **common)
+    assert alone["code_missing"] == 0.0 and alone["code_unknown"] == 1.0
+
+
+def test_a_document_without_any_identifier_when_some_are_in_no_runbook_is_not_confident() -> None:
+    # The left-out runbook's own alert, a code nobody documented: the base may lack the answer.
+    strong = {"code_unknown": 1.0, "code_missing": 0.0}
+    assert entity_rule(strong) == UNKNOWN_CODE
+    assert capped(0.95, strong, 0.75, 0.5) == (pytest.approx(0.75 * CAP_BELOW), UNKNOWN_CODE)
+    assert capped(0.6, strong, 0.75, 0.5) == (0.6, None)  # REFERENCE stays REFERENCE
+    # one of its identifiers is in the document: that code's runbook, no rule
+    assert entity_rule({"code_unknown": 0.5, "code_missing": 0.0}) is None
+    # an alert no runbook names, nor this one: a sibling's at best
+    assert entity_rule({"alert_missing": 1.0, "code_unknown": 1.0}) == SIBLING_ALERT
+
+
+def test_of_two_runbooks_without_the_product_the_likelier_stays_first() -> None:
+    # Both lack the query's product (``postgres`` of a pod's name). The rule caps only the one
+    # whose confidence reached the cap; that used to send it below the weaker one.
+    docs = _two_docs("drain failed evicting pod disruption budget", "pod disruption budget limit")
+    catalog = DocumentCatalog()
+    catalog.replace_all(
+        [
+            DocInfo("a", "a.md", "Drain error", "c", terms=frozenset({"drain", "evicting"})),
+            DocInfo("b", "b.md", "Disruption budget", "c", terms=frozenset({"budget"})),
+        ]
+    )
+    cal = Calibration(
+        features=["bm25_rank_inv"],
+        mean=[0.0],
+        scale=[1.0],
+        weights=[8.0],
+        bias=-4.0,
+        knots=[(0.5, 0.55), (0.9, 0.75)],
+    )
+    judged = judge_documents(
+        docs,
+        judge="calibrated",
+        calibration=cal,
+        thresholds=Thresholds(),
+        read=1.0,
+        terms=["drain", "evicting", "postgres"],
+        l0_paths=[],
+        title_of=lambda p: catalog.by_path(p).title,
+        stats=catalog,
+        entities=prepare('drain failed: evicting pods/"postgres-0": disruption budget').entities,
+    )
+    assert [j.level for j in judged] == [RelevanceLevel.REFERENCE] * 2
+    assert [j.rule for j in judged] == [OTHER_TECHNOLOGY, None]  # only the first was capped
+    assert judged[0].doc.path == "a.md"
+
+
+def test_the_catalog_knows_which_identifiers_some_runbook_holds() -> None:
+    catalog = DocumentCatalog()
+    coded = DocInfo("a", "a.md", "Ceph", "c", codes=frozenset(document_codes("HEALTH_ERR seen")))
+    catalog.replace_all([coded])
+    assert catalog.holds_code("healtherr") and not catalog.holds_code("splunkprod")
+    older = DocInfo("b", "b.md", "Old", "c")  # imported before identifiers were recorded
+    catalog.put(older)
+    assert catalog.holds_code("splunkprod")  # unknown, so held: the judge as it was
+    catalog.remove("b")
+    catalog.remove("a")
+    assert not catalog.holds_code("healtherr")

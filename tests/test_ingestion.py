@@ -149,3 +149,24 @@ async def test_catalog_reloads_from_the_database(kb, embeddings) -> None:
     await other.loader.load()
     assert {d.file_path for d in other.catalog.all()} == {d.file_path for d in kb.catalog.all()}
     assert other.catalog.version == kb.catalog.version
+
+
+async def test_a_document_imported_before_its_identifiers_were_recorded_is_imported_again(
+    kb,
+) -> None:
+    """An older version stored no ``codes``: while one document lacks them every identifier
+    counts as held (today's judge on yesterday's rows); the next init imports it again."""
+    path = "infrastructure/mysql-connection-pool.md"
+    assert kb.catalog.holds_code("errtimeout") and not kb.catalog.holds_code("splunkprod")
+    async with kb.db.session() as s:
+        row = (
+            await s.execute(sa.select(ApiDocument).where(ApiDocument.file_path == path))
+        ).scalar_one()
+        row.doc_metadata = {k: v for k, v in row.doc_metadata.items() if k != "codes"}
+        await s.commit()
+    await kb.loader.load()
+    assert kb.catalog.by_path(path).codes is None
+    assert kb.catalog.holds_code("splunkprod")  # unknown while one document's are unrecorded
+    report = await kb.ingestion.init()
+    assert [r.file_path for r in report.results if r.status == "INDEXED"] == [path]
+    assert kb.catalog.by_path(path).codes and not kb.catalog.holds_code("splunkprod")

@@ -37,7 +37,7 @@ FEATURES = (
     "idf_coverage",  # share of the query's term rarity (IDF) that the whole document contains
     "idf_missing",  # the rarest query term the document lacks: its IDF / the largest possible IDF
     "unknown_share",  # share of the query's terms no document in the knowledge base contains
-    "code_missing",  # share of the query's identifiers (error codes, alert names) the document lacks
+    "code_missing",  # share of the query's identifiers the base holds that the document lacks
     "dense_margin",  # (similarity − next document's best similarity) × readability
     "bm25_ratio",  # log(score / next document's best score) on BM25
     "agree",  # both routes put this document first (dense only where it reads the query)
@@ -52,6 +52,8 @@ FEATURES = (
     "kind_missing",  # share of the query's resource kinds (StatefulSet, PVC, …) it never mentions
     "tech_in_context",  # the query's products only in label values, the document names no other
     "title_unmatched",  # share of the title's term rarity (IDF) the query never says
+    "code_unknown",  # share of the query's identifiers that no document of the base holds
+    "alert_unknown",  # share of the query's alert names that no document of the base holds
 )
 # What the fitted model weighs (``bench/fit_relevance.py --features``). The entity and name
 # features are computed and recorded for every judged document, but out-of-fold on the fit split
@@ -62,6 +64,7 @@ MODEL_FEATURES = (*FEATURES[:18], "title_unmatched")
 # query's products is about another technology (below REFERENCE: found=false); one that never
 # mentions the query's alert is a sibling alert's runbook (below HIGHLY_RELEVANT).
 OTHER_TECHNOLOGY, SIBLING_ALERT = "other_technology", "sibling_alert"
+UNKNOWN_CODE = "unknown_code"
 CAP_BELOW = 0.99  # a capped confidence sits just under the threshold it may not reach
 STACK_CLIP = 10.0  # first-stage logits are clipped here (a lone document's margin is to -clip)
 
@@ -97,6 +100,7 @@ def evidence(
     entity_missing: Callable[[DocHit], Missing] | None = None,
     title_terms_of: Callable[[DocHit], frozenset[str]] = lambda d: frozenset(),
     query_text: str = "",
+    holds_code: Callable[[str], bool] = lambda c: True,
 ) -> dict[str, float]:
     """The features of ``docs[i]`` among the fused documents (best first); ``entity_missing`` says which
     of the query's entities a document never mentions (``entities.missing_in``)."""
@@ -121,10 +125,14 @@ def evidence(
     weights = {t: idf(t) for t in terms}
     total = sum(weights.values()) or 1.0
     missing = [w for t, w in weights.items() if t not in has and t not in text]
+    # An identifier no runbook of the base holds (a log line's field, an alert no runbook names)
+    # tells no document from another; it says the base may lack the answer (``capped``).
+    flats = [compact_term(code) for code in codes]
+    known = [f for f in flats if holds_code(f)]
     codes_missing = 0
-    if codes:  # compacting a document's text costs, so only when the query holds identifiers
+    if known:  # compacting a document's text costs, so only when the query holds identifiers
         flat = compact_term(text + " " + name)
-        codes_missing = sum(1 for code in codes if compact_term(code) not in flat)
+        codes_missing = sum(1 for code in known if code not in flat)
     return {
         "dense_sim_read": sim * read,
         "dense_rank_inv": read / dense_rank if dense_rank else 0.0,
@@ -137,7 +145,8 @@ def evidence(
         "idf_name_coverage": sum(w for t, w in weights.items() if t in name) / total,
         "idf_missing": max(missing, default=0.0) / max(max_idf, 1e-9),
         "unknown_share": sum(1 for t in terms if unknown(t)) / len(terms) if terms else 0.0,
-        "code_missing": codes_missing / len(codes) if codes else 0.0,
+        "code_missing": codes_missing / len(known) if known else 0.0,
+        "code_unknown": (len(flats) - len(known)) / len(flats) if flats else 0.0,
         "dense_margin": (sim - sim_next) * read,
         "bm25_ratio": math.log((bm25 + 1.0) / (bm25_next + 1.0)),
         "agree": float(bm25_rank == 1 and (dense_rank == 1 or read < 0.5)),
@@ -146,7 +155,7 @@ def evidence(
         "l0_multi": float(len(set(l0_paths)) > 1),
         "read": read,
         "title_unmatched": _unmatched(title_terms_of(doc), terms, query_text, idf),
-        **_entity_features(entity_missing(doc) if entity_missing else None),
+        **_entity_features(entity_missing(doc) if entity_missing else None, holds_code),
     }
 
 
@@ -165,7 +174,7 @@ def _unmatched(
     return sum(w for t, w in weights.items() if t not in said and t not in query_text) / total
 
 
-def _entity_features(m: Missing | None) -> dict[str, float]:
+def _entity_features(m: Missing | None, holds_code: Callable[[str], bool]) -> dict[str, float]:
     if m is None:
         return {
             "tech_missing": 0.0,
@@ -173,15 +182,18 @@ def _entity_features(m: Missing | None) -> dict[str, float]:
             "alert_unnamed": 0.0,
             "kind_missing": 0.0,
             "tech_in_context": 0.0,
+            "alert_unknown": 0.0,
         }
     q = m.of
     share = lambda k, n: k / n if n else 0.0  # noqa: E731
+    unknown = sum(1 for a in q.alert_names if not holds_code(a))
     return {
         "tech_missing": share(m.technologies, len(q.technologies)),
         "alert_missing": share(m.alert_names, len(q.alert_names)),
         "alert_unnamed": share(m.unnamed_alerts, len(q.alert_names)),
         "kind_missing": share(m.kinds, len(q.kinds)),
         "tech_in_context": float(m.context_technology),
+        "alert_unknown": share(unknown, len(q.alert_names)),
     }
 
 
@@ -193,17 +205,51 @@ def capped(
     A document that never mentions the query's products is another product's runbook (below
     REFERENCE: not found) — unless the query names them only inside label values (``PVC
     data-kafka-2``: whose volume) and the document names no other product: a platform runbook
-    (a volume's, a node's) may answer, but not confidently (below HIGHLY_RELEVANT)."""
+    (a volume's, a node's) may answer, but not confidently (below HIGHLY_RELEVANT). A sibling
+    alert's runbook, and one without any of the query's identifiers when some are in no runbook,
+    stay below HIGHLY_RELEVANT."""
+    rule = entity_rule(x)
+    if rule is None:
+        return confidence, None
+    cap = reference if rule == OTHER_TECHNOLOGY else highly
+    if rule == OTHER_TECHNOLOGY and x.get("tech_in_context", 0.0) >= 1.0:
+        cap = highly
+    if confidence >= cap * CAP_BELOW:
+        return cap * CAP_BELOW, rule
+    return confidence, None
+
+
+def entity_rule(x: dict[str, float]) -> str | None:
+    """The entity rule whose condition the document meets, whatever its confidence: it never
+    mentions the query's products (``OTHER_TECHNOLOGY``), or its alert (``SIBLING_ALERT``), or
+    has none of its identifiers while some are in no runbook at all (``UNKNOWN_CODE``: the
+    base may lack the answer — the left-out runbook's own alert, a code nobody documented)."""
     if x.get("tech_missing", 0.0) >= 1.0:
-        cap = highly if x.get("tech_in_context", 0.0) >= 1.0 else reference
-        if confidence >= cap * CAP_BELOW:
-            return cap * CAP_BELOW, OTHER_TECHNOLOGY
+        return OTHER_TECHNOLOGY
     # a sibling's runbook lacks the alert *and* every other identifier of the query: one that
     # names the query's error code (ERR_TIMEOUT) is that code's runbook, whatever the alert's name
-    sibling = x.get("alert_missing", 0.0) >= 1.0 and x.get("code_missing", 1.0) >= 1.0
-    if sibling and confidence >= highly * CAP_BELOW:
-        return highly * CAP_BELOW, SIBLING_ALERT
-    return confidence, None
+    # — unless no runbook names the alert at all: then each is at best a neighbour's
+    sibling = lacks_every_code(x) or x.get("alert_unknown", 0.0) >= 1.0
+    if x.get("alert_missing", 0.0) >= 1.0 and sibling:
+        return SIBLING_ALERT
+    if x.get("code_unknown", 0.0) > 0.0 and lacks_every_code(x):
+        return UNKNOWN_CODE
+    return None
+
+
+def ranks_after(x: dict[str, float]) -> bool:
+    """Does an entity rule send the document after those it spares (within its level)? Not for
+    products named only as whose pod or volume it is (``data-kafka-2``) when the document names
+    no other product: there the platform runbook (a volume filling up) is the answer."""
+    rule = entity_rule(x)
+    return rule is not None and not (
+        rule == OTHER_TECHNOLOGY and x.get("tech_in_context", 0.0) >= 1.0
+    )
+
+
+def lacks_every_code(x: dict[str, float]) -> bool:
+    """The document has none of the query's identifiers (those no runbook holds included)."""
+    return x.get("code_unknown", 0.0) >= 1.0 or x.get("code_missing", 1.0) >= 1.0
 
 
 @dataclass

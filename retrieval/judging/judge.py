@@ -7,7 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.judging.calibration import Calibration, capped, evidence
+from retrieval.judging.calibration import (
+    Calibration,
+    capped,
+    evidence,
+    lacks_every_code,
+    ranks_after,
+)
 from retrieval.judging.entities import Missing, QueryEntities, missing_in
 from retrieval.judging.relevance import RelevanceLevel, Thresholds, level_for, similarity
 from retrieval.l1.fusion import DocHit
@@ -64,6 +70,7 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
         "idf": stats.idf,
         "max_idf": math.log((n + 1) / 0.5),
         "unknown": lambda t: stats.document_frequency(t) == 0,
+        "holds_code": stats.holds_code,
     }
 
 
@@ -163,7 +170,7 @@ def judge_documents(
                 thresholds.highly_relevant,
                 thresholds.reference,
             )
-            if code_only and x["code_missing"] >= 1.0:
+            if code_only and lacks_every_code(x):
                 conf = min(conf, thresholds.reference * MISSING_CODE_CAP)
             j = Judged(doc, level_for(conf, thresholds), sim, conf, p, x, rule)
         if not j.found and doc.path in l0_paths and (not doc.chunks or judge == "dense"):
@@ -172,8 +179,16 @@ def judge_documents(
     if calibrated:
         # The probability that a document answers the query weighs more evidence than either
         # route's rank: it orders the documents (pointwise re-ranking); ties keep fused order.
-        # Within a level, a document an entity rule capped (another product, a sibling alert)
-        # goes after those it did not: the runbook that names the query's alert comes first. A
-        # capped document still found outranks documents judged NONE.
-        out.sort(key=lambda j: (-_LEVEL_RANK[j.level], j.rule is not None, -(j.probability or 0.0)))
+        # Within a level, a document that meets an entity rule's condition (another product, a
+        # sibling alert) goes after those that do not: the runbook that names the query's alert
+        # comes first. Whether the rule lowered its confidence does not matter: of two runbooks
+        # that both lack the query's product, the likelier one stays first. A capped document
+        # still found outranks documents judged NONE.
+        out.sort(
+            key=lambda j: (
+                -_LEVEL_RANK[j.level],
+                ranks_after(j.features),
+                -(j.probability or 0.0),
+            )
+        )
     return out

@@ -55,6 +55,8 @@ class DocInfo:
     when_to_retrieve: str = ""
     compact: str = ""  # the compact summary a PRECISE lookup returns
     terms: frozenset[str] = frozenset()  # distinct content terms (for term rarity and coverage)
+    # its identifiers, compacted (``document_codes``); None: imported before they were recorded
+    codes: frozenset[str] | None = None
 
     @property
     def title_terms(self) -> frozenset[str]:
@@ -87,6 +89,7 @@ class DocInfo:
             when_to_retrieve=meta.get("when_to_retrieve", ""),
             compact=meta.get("compact", ""),
             terms=frozenset(meta.get("terms") or ()),
+            codes=None if meta.get("codes") is None else frozenset(meta["codes"]),
         )
 
 
@@ -130,6 +133,8 @@ class DocumentCatalog:
     _by_path: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
+    _codes: Counter[str] = field(default_factory=Counter)  # identifier → documents holding it
+    _uncoded: int = 0  # documents imported before their identifiers were recorded
     version: int = 0  # knowledge version this catalog reflects
     # Indexed but disabled documents: kept out of the catalog (so out of L0), and their vectors are
     # filtered out of L1 searches by doc_id.
@@ -141,12 +146,16 @@ class DocumentCatalog:
         docs = list(docs)
         self.disabled = frozenset(disabled)
         df: Counter[str] = Counter()
+        codes: Counter[str] = Counter()
         for d in docs:
             df.update(d.terms)
+            codes.update(d.codes or ())
         with self._lock:
             self._docs = {d.doc_id: d for d in docs}
             self._by_path = {d.file_path: d.doc_id for d in docs}
             self._df = df
+            self._codes = codes
+            self._uncoded = sum(1 for d in docs if d.codes is None)
             self.version = version
         self.l0.replace_all(d.l0_entry() for d in docs)
 
@@ -156,10 +165,10 @@ class DocumentCatalog:
             old = self._docs.get(doc.doc_id)
             if old is not None:
                 self._by_path.pop(old.file_path, None)
-                self._df.subtract(old.terms)
+                self._count(old, -1)
             self._docs[doc.doc_id] = doc
             self._by_path[doc.file_path] = doc.doc_id
-            self._df.update(doc.terms)
+            self._count(doc, 1)
         self.l0.add(doc.l0_entry())
 
     def disable(self, doc_id: str) -> None:
@@ -174,8 +183,19 @@ class DocumentCatalog:
             old = self._docs.pop(doc_id, None)
             if old is not None:
                 self._by_path.pop(old.file_path, None)
-                self._df.subtract(old.terms)
+                self._count(old, -1)
         self.l0.remove(doc_id)
+
+    def _count(self, doc: DocInfo, sign: int) -> None:
+        """Adds (1) or takes away (-1) a document's terms and identifiers; under the lock."""
+        if sign > 0:
+            self._df.update(doc.terms)
+            self._codes.update(doc.codes or ())
+        else:
+            self._df.subtract(doc.terms)
+            self._codes.subtract(doc.codes or ())
+        if doc.codes is None:
+            self._uncoded += sign
 
     def idf(self, term: str) -> float:
         """Rarity of a term across the knowledge base; a term no document holds is the rarest."""
@@ -183,6 +203,11 @@ class DocumentCatalog:
 
     def document_frequency(self, term: str) -> int:
         return max(self._df.get(term, 0), 0)
+
+    def holds_code(self, code: str) -> bool:
+        """Does any document hold the identifier (compacted, ``compact_term``)? Yes while some
+        document's identifiers were never recorded (imported by an older version): unknown."""
+        return self._uncoded > 0 or self._codes.get(code, 0) > 0
 
     def is_specific(self, term: str) -> bool:
         """Does an L0 term name one document, or only a topic many documents share?

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from retrieval.parsing.textnorm import code_tokens, compact_term
+
 _lock = threading.Lock()
 _jieba = None
 
@@ -42,6 +44,12 @@ def _cut(text: str) -> list[str]:
 def document_terms(text: str) -> list[str]:
     """A document's distinct content terms, sorted (stored with the document)."""
     return sorted(set(query_terms(text)))
+
+
+def document_codes(text: str) -> list[str]:
+    """A document's identifiers (``HEALTH_ERR``, ``docker.sock``, ``OOMKilled``), compacted and
+    sorted (stored with the document): whether any runbook of the base holds a query's code."""
+    return sorted({compact_term(c) for c in code_tokens(text)})
 
 
 def query_terms(text: str) -> list[str]:

@@ -57,10 +57,13 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
+# No quantified group that could split one run of characters two ways: ``(?:[A-Z][A-Za-z0-9]*)+``
+# (the same strings as ``[A-Z][A-Za-z0-9]*``) took 2^n steps on ``AbCdCd…Cd_``, which a pasted
+# query or a whole document (``terms.document_codes``) may hold.
 _CODE = re.compile(
     r"\b[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+\b"  # ERR_TIMEOUT, used_memory, vm.max_map_count
-    r"|\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b"  # ClusterOperatorDown, OutOfMemoryError
-    r"|\b[A-Z]{2,}[a-z]+[A-Za-z0-9]*\b"  # OOMKilled, TLSHandshake
+    r"|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"  # ClusterOperatorDown, OutOfMemoryError
+    r"|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b"  # OOMKilled, TLSHandshake
 )
 
 

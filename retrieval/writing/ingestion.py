@@ -26,7 +26,7 @@ from retrieval.l1.store import ChunkStore
 from retrieval.l1.vector_census import files_removed
 from retrieval.parsing.doc_fields import DocFields
 from retrieval.parsing.documents import DocumentError, ParsedDocument, parse_bounded
-from retrieval.parsing.terms import document_terms
+from retrieval.parsing.terms import document_codes, document_terms
 from retrieval.writing import failures
 from retrieval.writing.errors import (
     DocumentExists,
@@ -38,7 +38,7 @@ from retrieval.writing.errors import (
     VectorStoreDamaged,
     store_files_removed,
 )
-from retrieval.writing.import_rows import REFUSED, is_refused, new_document
+from retrieval.writing.import_rows import REFUSED, is_current, is_refused, new_document
 from retrieval.writing.indexer import VectorIndexer
 from retrieval.writing.progress import Progress, embedding_progress, emit
 from retrieval.writing.upload_undo import UploadUndo
@@ -185,7 +185,7 @@ class IngestionService:
             digest = hashlib.sha256(raw).hexdigest()
             row = known.get(rel)
             if row and not force and row.content_hash == digest:
-                if row.status == DocumentStatus.INDEXED:
+                if is_current(row):
                     report.results.append(FileResult(rel, "SKIPPED", row.doc_id, row.chunk_count))
                     continue
                 if is_refused(row):
@@ -321,6 +321,7 @@ class IngestionService:
         meta = parsed.metadata() | {
             "compact": compact_summary(parsed.title, parsed.summary, parsed.body),
             "terms": await asyncio.to_thread(document_terms, named),  # jieba: off the loop
+            "codes": document_codes(named),
             "given": given.given(),
         }
         async with self.db.session() as s:
