@@ -272,3 +272,4 @@ def test_the_catalog_knows_which_identifiers_some_runbook_holds() -> None:
     catalog.remove("b")
     catalog.remove("a")
     assert not catalog.holds_code("healtherr")
+    assert not catalog._codes  # a deleted document's identifiers leave no keys behind
