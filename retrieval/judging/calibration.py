@@ -211,9 +211,7 @@ def capped(
     rule = entity_rule(x)
     if rule is None:
         return confidence, None
-    cap = reference if rule == OTHER_TECHNOLOGY else highly
-    if rule == OTHER_TECHNOLOGY and x.get("tech_in_context", 0.0) >= 1.0:
-        cap = highly
+    cap = reference if rule == OTHER_TECHNOLOGY and not _whose_product(x) else highly
     if confidence >= cap * CAP_BELOW:
         return cap * CAP_BELOW, rule
     return confidence, None
@@ -229,12 +227,18 @@ def entity_rule(x: dict[str, float]) -> str | None:
     # a sibling's runbook lacks the alert *and* every other identifier of the query: one that
     # names the query's error code (ERR_TIMEOUT) is that code's runbook, whatever the alert's name
     # — unless no runbook names the alert at all: then each is at best a neighbour's
-    sibling = lacks_every_code(x) or x.get("alert_unknown", 0.0) >= 1.0
-    if x.get("alert_missing", 0.0) >= 1.0 and sibling:
+    no_code = lacks_every_code(x)
+    if x.get("alert_missing", 0.0) >= 1.0 and (no_code or x.get("alert_unknown", 0.0) >= 1.0):
         return SIBLING_ALERT
-    if x.get("code_unknown", 0.0) > 0.0 and lacks_every_code(x):
+    if x.get("code_unknown", 0.0) > 0.0 and no_code:
         return UNKNOWN_CODE
     return None
+
+
+def _whose_product(x: dict[str, float]) -> bool:
+    """The query names its products only as whose pod or volume it is (``data-kafka-2``) and the
+    document names no other product: a platform runbook may answer (``tech_in_context``)."""
+    return x.get("tech_in_context", 0.0) >= 1.0
 
 
 def ranks_after(x: dict[str, float]) -> bool:
@@ -242,9 +246,7 @@ def ranks_after(x: dict[str, float]) -> bool:
     products named only as whose pod or volume it is (``data-kafka-2``) when the document names
     no other product: there the platform runbook (a volume filling up) is the answer."""
     rule = entity_rule(x)
-    return rule is not None and not (
-        rule == OTHER_TECHNOLOGY and x.get("tech_in_context", 0.0) >= 1.0
-    )
+    return rule is not None and not (rule == OTHER_TECHNOLOGY and _whose_product(x))
 
 
 def lacks_every_code(x: dict[str, float]) -> bool:
