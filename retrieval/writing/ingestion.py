@@ -26,7 +26,7 @@ from retrieval.l1.store import ChunkStore
 from retrieval.l1.vector_census import files_removed
 from retrieval.parsing.doc_fields import DocFields
 from retrieval.parsing.documents import DocumentError, ParsedDocument, parse_bounded
-from retrieval.parsing.terms import document_codes, document_terms
+from retrieval.parsing.terms import judge_fields
 from retrieval.writing import failures
 from retrieval.writing.errors import (
     DocumentExists,
@@ -318,10 +318,10 @@ class IngestionService:
             metrics.record_document_import(result.status, result.duration_ms / 1000)
             return result, old_category
         named = " ".join([parsed.title, PurePosixPath(rel).stem, *parsed.keywords, parsed.body])
+        counted = await asyncio.to_thread(judge_fields, named)  # jieba, a body scan: off the loop
         meta = parsed.metadata() | {
             "compact": compact_summary(parsed.title, parsed.summary, parsed.body),
-            "terms": await asyncio.to_thread(document_terms, named),  # jieba: off the loop
-            "codes": document_codes(named),
+            **counted,
             "given": given.given(),
         }
         async with self.db.session() as s:
