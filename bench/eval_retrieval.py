@@ -27,8 +27,10 @@ precision, confident share and precision), ``descriptions`` (rendered alert text
 short table on stderr.
 
 ``--dump FILE`` writes every judged document's evidence with its label, split and fold, for
-``fit_relevance.py``. Runs against another checkout with ``BENCH_CODE_ROOT=/path/to/checkout`` (the
-"before" numbers; an older lookup without alert input skips the ``alert`` mode).
+``fit_relevance.py``; ``--rows FILE`` appends every lookup's outcome (shown documents, level,
+split, mode), one JSON line each, for reading the misses. Runs against another checkout with
+``BENCH_CODE_ROOT=/path/to/checkout`` (the "before" numbers; an older lookup without alert input
+skips the ``alert`` mode).
 
     .venv/bin/python bench/eval_retrieval.py [--lang en zh] [--dump evidence.jsonl] [--work DIR]
 """
@@ -296,6 +298,9 @@ async def main() -> None:
     parser.add_argument("--calibration", type=Path, default=None, help="a calibration JSON")
     parser.add_argument("--dump", type=Path, default=None, help="write judged evidence (JSONL)")
     parser.add_argument("--keep-misses", action="store_true", help="list misses in the output")
+    parser.add_argument(
+        "--rows", type=Path, default=None, help="write every lookup's outcome (JSONL, one per case)"
+    )
     parser.add_argument("--no-loo", action="store_true", help="skip the leave-one-out pass")
     parser.add_argument(
         "--split",
@@ -349,6 +354,9 @@ async def main() -> None:
                 runner = Runner(kb, lang, dump)
                 runner.run(cases, loo=not args.no_loo)
                 result[lang] = language_report(runner.rows, misses=args.keep_misses)
+                if args.rows:
+                    with args.rows.open("a", encoding="utf-8") as f:
+                        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in runner.rows)
                 result[lang]["seconds"] = round(time.perf_counter() - t, 1)
                 await kb.close()
                 await kb.db.dispose()
