@@ -27,3 +27,19 @@ def test_rows_padded_once_give_the_outputs_of_rows_padded_per_call(dtype, rows) 
     padded = F.pad(x, (0, 0, 0, padded_rows(rows) - rows))
     padded[rows:] = 7.0  # what padding rows hold after a layer is not zero: it must not matter
     assert torch.equal(dense(padded)[:rows], dense(x))
+
+
+@pytest.mark.parametrize("rows", [1, 65, 300])
+def test_bf16_runs_without_prepacking_on_a_cpu_that_cannot(rows, monkeypatch) -> None:  # noqa: ANN001
+    """A CPU without AVX512 BW/VL/DQ cannot prepack bf16 weights (CI's AVX2 machine raised in
+    ``_reorder_linear_weight``): the layer keeps its plain weight and gives what it gives here."""
+    from retrieval.l1 import e5_encoder
+
+    g = torch.Generator().manual_seed(rows)
+    w, b = torch.randn(96, 48, generator=g), torch.randn(96, generator=g)
+    x = torch.randn(rows, 48, generator=g).to(torch.bfloat16)
+    monkeypatch.setattr(e5_encoder, "_packer", lambda: None)
+    plain = Dense(w, b).to(torch.bfloat16)
+    assert plain.packed is None and plain.w is not None
+    expected = F.linear(x.float(), w.to(torch.bfloat16).float(), b.to(torch.bfloat16).float())
+    assert torch.allclose(plain(x).float(), expected, rtol=0.02, atol=0.05)

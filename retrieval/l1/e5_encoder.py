@@ -46,9 +46,17 @@ def padded_rows(rows: int) -> int:
     return full + (block_rows(rows - full) if rows > full else 0)
 
 
-def _packer():  # noqa: ANN202 - oneDNN's weight prepacking, where this torch build has it
+def _packer():  # noqa: ANN202 - oneDNN's bf16 weight prepacking, where this torch and CPU have it
+    """oneDNN's ops when it can prepack bf16 weights here, else ``None`` (plain ``F.linear``).
+
+    The prepacked kernels need AVX512 BW/VL/DQ or AVX-NE-CONVERT: on a CPU without them
+    ``_reorder_linear_weight`` raises (seen in CI on an AVX2 machine), while plain bf16 matmuls
+    still run (slower; precision ``auto`` picks fp32 there anyway)."""
     ops = getattr(torch.ops, "mkldnn", None)
     if not torch.backends.mkldnn.is_available() or not hasattr(ops, "_reorder_linear_weight"):
+        return None
+    supported = getattr(ops, "_is_mkldnn_bf16_supported", None)
+    if supported is None or not supported():
         return None
     return ops
 
