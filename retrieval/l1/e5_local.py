@@ -175,6 +175,7 @@ class E5Embeddings(CachedEmbeddings):
         encoder = self.encoder
         if not self.workers:
             self._vectors(encoder, [QUERY_PREFIX + "warm-up"])
+            self._release()
             return
         self._on_query_thread(lambda: self._vectors(encoder, [QUERY_PREFIX + "warm-up"]))
         # One tiny pass on each worker: a task waits at the barrier until every worker holds one,
@@ -187,7 +188,13 @@ class E5Embeddings(CachedEmbeddings):
 
         for f in [self._document_threads.submit(warm) for _ in range(self.workers)]:
             f.result()
-        release_freed_memory()  # the load's temporaries (weights dequantised, the vocabulary)
+        self._release()  # the load's temporaries (weights dequantised, the vocabulary)
+
+    def _release(self) -> None:
+        """Freed heap memory back to the system, the model file's pages out of the resident set."""
+        release_freed_memory()
+        if self._file is not None:
+            self._file.release_pages()
 
     # --- the threads the model runs on ------------------------------------------------------
 
@@ -341,7 +348,7 @@ class E5Embeddings(CachedEmbeddings):
         try:
             return self._vectors(encoder, passages, self._document_threads).tolist()
         finally:
-            release_freed_memory()
+            self._release()
 
     def _embed_query(self, text: str) -> list[float]:
         encoder = self.encoder
