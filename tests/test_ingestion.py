@@ -170,3 +170,19 @@ async def test_a_document_imported_before_its_identifiers_were_recorded_is_impor
     report = await kb.ingestion.init()
     assert [r.file_path for r in report.results if r.status == "INDEXED"] == [path]
     assert kb.catalog.by_path(path).codes and not kb.catalog.holds_code("splunkprod")
+
+
+async def test_an_upload_leaves_no_word_cache_or_model_pages_behind(kb) -> None:
+    """Issue 20: a large upload of varied text filled the tokenizer's word cache (~12 MB) and left
+    the model file's pages resident; both are handed back when the write ends."""
+    from tests.test_e5_pages import resident_mb, varied_text
+
+    model = kb.store.embeddings
+    body = "# Varied words\n\n" + "\n\n".join(varied_text(seed=7))
+    result = await kb.ingestion.upload("varied-words.md", body.encode(), "ops")
+    assert result.status == "INDEXED" and result.chunks > 1
+    assert model.tokenizer.cached_words == 0
+    assert resident_mb(model.file.path) < 2.0
+    model.count_tokens("the cache fills again when used")
+    assert model.tokenizer.cached_words > 0
+    await kb.ingestion.delete(result.doc_id)

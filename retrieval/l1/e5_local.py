@@ -190,8 +190,15 @@ class E5Embeddings(CachedEmbeddings):
             f.result()
         self._release()  # the load's temporaries (weights dequantised, the vocabulary)
 
+    def release_memory(self) -> None:
+        """Freed heap memory back to the system and the model file's pages out of the resident
+        set (after every document batch); when a knowledge-base write ends also the tokenizer's
+        word cache, which a large upload of varied text fills (issue 20)."""
+        self._release()
+        if self._tokenizer is not None:
+            self._tokenizer.forget_words()
+
     def _release(self) -> None:
-        """Freed heap memory back to the system, the model file's pages out of the resident set."""
         release_freed_memory()
         if self._file is not None:
             self._file.release_pages()

@@ -54,6 +54,13 @@ class Segmenter:
         self.by_words = scores_sum_exactly(self.scores) and not any(META in p[1:] for p in pieces)
         self._cached = lru_cache(maxsize=CACHE_WORDS)(self._viterbi)
 
+    def forget_words(self) -> None:
+        self._cached.cache_clear()
+
+    @property
+    def cached_words(self) -> int:
+        return self._cached.cache_info().currsize
+
     def _viterbi(self, s: str) -> Segment:
         n = len(s)
         get, scores, longest, unk = self.piece_ids.get, self.scores, self.longest.get, self.unk

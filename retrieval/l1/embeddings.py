@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from retrieval.l1.freed_memory import release_freed_memory
+
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -111,6 +113,11 @@ class CachedEmbeddings(Embeddings):
     def clear_cache(self) -> None:
         with self._cache_lock:
             self._cache.clear()
+
+    def release_memory(self) -> None:
+        """Hand back what a knowledge-base write left: freed heap memory (a model with caches of
+        its own drops them too). Called when a write ends, off the event loop."""
+        release_freed_memory()
 
 
 class SentenceTransformerEmbeddings(CachedEmbeddings):

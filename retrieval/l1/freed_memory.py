@@ -49,6 +49,12 @@ def _libc_trim() -> Callable[[], None]:
 release_freed_memory = _libc_trim()
 
 
+def release_memory(model: object) -> None:
+    """Freed heap memory back to the system, with what ``model`` holds beyond it when it can
+    (``CachedEmbeddings.release_memory``; a hosted or custom model has no such method)."""
+    getattr(model, "release_memory", release_freed_memory)()
+
+
 def _set_by_operator(env: str, tunable: str) -> bool:
     return env in os.environ or f"glibc.malloc.{tunable}" in os.environ.get("GLIBC_TUNABLES", "")
 

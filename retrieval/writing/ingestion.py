@@ -21,7 +21,7 @@ from persistence import document_repository as docs_repo
 from persistence.db import Database
 from persistence.models import ApiDocument, DocumentStatus, utcnow
 from retrieval.l0.catalog import DocInfo, DocumentCatalog, compact_summary
-from retrieval.l1.freed_memory import release_freed_memory
+from retrieval.l1.freed_memory import release_memory
 from retrieval.l1.store import ChunkStore
 from retrieval.l1.vector_census import files_removed
 from retrieval.parsing.doc_fields import DocFields
@@ -89,13 +89,13 @@ class IngestionService:
     @contextlib.asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
         """Hold the document-write lock: nothing else in this process writes documents meanwhile.
-        On leaving it the freed heap goes back to the system: a large document's parse, chunks and
-        vector-store payloads (hundreds of MB for a 5 MB file) otherwise stay resident."""
+        On leaving it memory goes back to the system: a large document's parse, chunks, payloads
+        and the model's word cache (hundreds of MB for a 5 MB file) otherwise stay resident."""
         try:
             async with self._write_lock:
                 yield
         finally:
-            await asyncio.to_thread(release_freed_memory)
+            await asyncio.to_thread(release_memory, self.store.embeddings)
 
     async def ensure_writable(self) -> None:
         """Refuse a change up front when the vector store could not take it (nothing is touched)."""
