@@ -62,12 +62,18 @@ def default_model_path() -> str:
 
 
 def cpu_has_native_bf16() -> bool:
-    """AVX512-BF16 or AMX-BF16 in /proc/cpuinfo (Linux); without them bf16 matmuls are emulated."""
+    """AVX512-BF16 or AMX-BF16 in /proc/cpuinfo (Linux), and oneDNN allowed to use them (not
+    capped by ``ONEDNN_MAX_CPU_ISA``); without them bf16 matmuls are emulated."""
     try:
         flags = Path("/proc/cpuinfo").read_text(errors="ignore")
     except OSError:
         return False
-    return " avx512_bf16" in flags or " amx_bf16" in flags
+    if " avx512_bf16" not in flags and " amx_bf16" not in flags:
+        return False
+    import torch
+
+    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return supported is None or bool(supported())
 
 
 def _unit(vectors: Any) -> np.ndarray:
