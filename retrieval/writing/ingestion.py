@@ -90,7 +90,7 @@ class IngestionService:
     async def writing(self) -> AsyncIterator[None]:
         """Hold the document-write lock: nothing else in this process writes documents meanwhile.
         On leaving it memory goes back to the system: a large document's parse, chunks, payloads
-        and the model's word cache (hundreds of MB for a 5 MB file) otherwise stay resident."""
+        (hundreds of MB for a 5 MB file) and the model's word cache otherwise stay resident."""
         try:
             async with self._write_lock:
                 yield
