@@ -39,6 +39,7 @@ from retrieval.writing.errors import (
     store_files_removed,
 )
 from retrieval.writing.import_rows import REFUSED, is_current, is_refused, new_document
+from retrieval.writing.import_windows import import_windows
 from retrieval.writing.indexer import VectorIndexer
 from retrieval.writing.progress import Progress, embedding_progress, emit
 from retrieval.writing.upload_undo import UploadUndo
@@ -55,7 +56,6 @@ from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
-PREPARE_FILES = 8  # an import embeds the chunks of this many files in one batch
 Enricher = Callable[[ParsedDocument], Awaitable[ParsedDocument]]
 ChangeHook = Callable[[set[str]], Awaitable[None]]
 Todo = list[tuple[str, bytes, str]]  # (relative path, content, sha256) of files to import
@@ -202,8 +202,7 @@ class IngestionService:
         """Import ``todo`` window by window (inside ``indexer.run``): each window's chunks are
         embedded in one batch, then its files are imported one by one."""
         total = len(todo)
-        for start in range(0, total, PREPARE_FILES):
-            window = todo[start : start + PREPARE_FILES]
+        for start, window in import_windows(todo):
             # (Embedding the next window while this one is written measured no faster: the
             # model already keeps both cores busy.)
             files = [rel for rel, _, _ in window]
