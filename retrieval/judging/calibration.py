@@ -24,6 +24,7 @@ from retrieval.judging.entities import Missing
 from retrieval.judging.relevance import similarity
 from retrieval.l1.fusion import BM25_ROUTE, DENSE_ROUTE, DocHit
 from retrieval.parsing.textnorm import compact_term
+from retrieval.parsing.word_forms import stem
 
 DEFAULT_FILE = Path(__file__).with_name("calibration.json")
 FEATURES = (
@@ -169,9 +170,11 @@ def _unmatched(
     if not title:
         return 0.0
     said = set(terms)
+    stems = {stem(t) for t in terms} - {None}  # ``reload failures`` says the title's ``reloads``
     weights = {t: idf(t) for t in title}
     total = sum(weights.values()) or 1.0
-    return sum(w for t, w in weights.items() if t not in said and t not in query_text) / total
+    unsaid = (t for t in title if t not in said and t not in query_text and stem(t) not in stems)
+    return sum(weights[t] for t in unsaid) / total
 
 
 def _entity_features(m: Missing | None, holds_code: Callable[[str], bool]) -> dict[str, float]:

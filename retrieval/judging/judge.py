@@ -69,7 +69,8 @@ def _term_evidence(stats: Any) -> dict[str, Any]:
         "title_terms_of": lambda h: d.title_terms if (d := stats.by_path(h.path)) else frozenset(),
         "idf": stats.idf,
         "max_idf": math.log((n + 1) / 0.5),
-        "unknown": lambda t: stats.document_frequency(t) == 0,
+        # a word the base holds in another form only (``rebalanced``: ``rebalancing``) is known
+        "unknown": lambda t: stats.document_frequency(t) == 0 and not stats.word_forms([t]),
         "holds_code": stats.holds_code,
     }
 

@@ -22,6 +22,7 @@ from retrieval.parsing.documents import section_titles
 from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textmatch import bigrams, overlap
 from retrieval.parsing.textnorm import compound_identifiers, expand_identifiers, split_identifier
+from retrieval.parsing.word_forms import WordForms
 
 # A single word in more documents than this is a topic, not a name (see is_specific).
 GENERIC_MIN_DOCS, GENERIC_SHARE = 5, 0.05
@@ -146,6 +147,7 @@ class DocumentCatalog:
     _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
     _codes: Counter[str] = field(default_factory=Counter)  # identifier → documents holding it
     _uncoded: int = 0  # documents imported before their identifiers were recorded
+    _forms: WordForms | None = None  # the vocabulary by stem, built when first asked after a change
     version: int = 0  # knowledge version this catalog reflects
     # Indexed but disabled documents: kept out of the catalog (so out of L0), and their vectors are
     # filtered out of L1 searches by doc_id.
@@ -167,6 +169,7 @@ class DocumentCatalog:
             self._df = df
             self._codes = codes
             self._uncoded = sum(1 for d in docs if d.codes is None)
+            self._forms = None
             self.version = version
         self.l0.replace_all(d.l0_entry() for d in docs)
 
@@ -199,6 +202,7 @@ class DocumentCatalog:
 
     def _count(self, doc: DocInfo, sign: int) -> None:
         """Adds (1) or takes away (-1) a document's terms and identifiers; under the lock."""
+        self._forms = None
         if sign > 0:
             self._df.update(doc.terms)
             self._codes.update(doc.codes or ())
@@ -211,6 +215,14 @@ class DocumentCatalog:
     def idf(self, term: str) -> float:
         """Rarity of a term across the knowledge base; a term no document holds is the rarest."""
         return math.log((len(self._docs) + 1) / (max(self._df.get(term, 0), 0) + 0.5))
+
+    def word_forms(self, terms: list[str]) -> list[str]:
+        """Other forms of ``terms`` that documents of the base use (``reloads`` for ``reload``)."""
+        forms = self._forms
+        if forms is None:
+            with self._lock:
+                forms = self._forms = WordForms(list(self._df))
+        return forms.forms(terms)
 
     def document_frequency(self, term: str) -> int:
         return max(self._df.get(term, 0), 0)

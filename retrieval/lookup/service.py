@@ -261,10 +261,10 @@ class _Run:
         if store is None:
             self.art["l1_error"] = "L1 store is not configured"
         else:
-            expanded = expand_identifiers(text)
-            # BM25 reads the content words only: question words and particles would otherwise
-            # give a small score to every runbook that happens to contain "怎么" or "how".
-            keywords = " ".join(query_terms(expanded)) or expanded
+            # BM25 reads the content words only (question words and particles would give every
+            # runbook with "怎么" or "how" a score) and the base's forms of unknown ones (word_forms)
+            words = query_terms(expanded := expand_identifiers(text))
+            keywords = " ".join(words + self.catalog.word_forms(words)) or expanded
             # the dense model reads values as context ("1.1G of 50G": space, not inodes)
             dense = expanded if aspect else expand_identifiers(self.q.dense_text)
             try:
