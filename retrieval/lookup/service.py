@@ -24,10 +24,10 @@ from retrieval.lookup.aspect_results import Pick, aspect_fields, aspects_message
 from retrieval.lookup.aspects import split_aspects
 from retrieval.lookup.config import DedupReason, LookupConfig, LookupOutcome
 from retrieval.lookup.l0_claim import agrees, keyword_floor, l0_claim
+from retrieval.lookup.l1_search import bm25_keywords, search_routes
 from retrieval.lookup.memory import SessionMemory
 from retrieval.lookup.payload import BUDGET_HINT, NONE_HINT, doc_content, l0_listing, score_rows
 from retrieval.lookup.query_input import LookupQuery, prepare_for
-from retrieval.parsing.terms import query_terms
 from retrieval.parsing.textnorm import expand_identifiers
 from telemetry import metrics
 
@@ -261,37 +261,23 @@ class _Run:
         if store is None:
             self.art["l1_error"] = "L1 store is not configured"
         else:
-            # BM25 reads the content words only (question words and particles would give every
-            # runbook with "怎么" or "how" a score) and the base's forms of unknown ones (word_forms)
-            words = query_terms(expanded := expand_identifiers(text))
-            keywords = " ".join(words + self.catalog.word_forms(words)) or expanded
+            expanded = expand_identifiers(text)
             # the dense model reads values as context ("1.1G of 50G": space, not inodes)
-            dense = expanded if aspect else expand_identifiers(self.q.dense_text)
-            try:
-                t = time.perf_counter()
-                vector = store.embeddings.embed_query(dense)
-                key = "aspects_embed" if aspect else "embed"
-                self.timings[key] = self.timings.get(key, 0.0) + round(
-                    (time.perf_counter() - t) * 1000, 2
-                )
-                t = time.perf_counter()
-                result = store.search(
-                    keywords,
-                    vector,
-                    candidates=self.cfg.candidates,
-                    dense=weights[DENSE_ROUTE] > 0,
-                    exclude=self.catalog.disabled,
-                )
-                key = "aspects_l1" if aspect else "l1"
-                self.timings[key] = self.timings.get(key, 0.0) + round(
-                    (time.perf_counter() - t) * 1000, 2
-                )
-                routes = result.routes()
-                if result.missing and len(self.catalog):
-                    self.art["l1_error"] = "L1 unavailable: the vector collection is missing"
-            except Exception as exc:  # L1 down must not take L0 with it
-                log.warning("L1 search failed, answering from L0 only: %s", exc)
-                self.art["l1_error"] = f"L1 unavailable: {exc}"[:500]
+            found = search_routes(
+                store,
+                keywords=bm25_keywords(expanded, self.catalog),
+                dense_text=expanded if aspect else expand_identifiers(self.q.dense_text),
+                candidates=self.cfg.candidates,
+                dense=weights[DENSE_ROUTE] > 0,
+                exclude=self.catalog.disabled,
+                base_size=len(self.catalog),
+            )
+            for key, ms in found.timings.items():
+                key = f"aspects_{key}" if aspect else key
+                self.timings[key] = self.timings.get(key, 0.0) + ms
+            routes = found.routes
+            if found.error:
+                self.art["l1_error"] = found.error
         docs = fuse_documents(routes, weights, self.cfg.rrf_k, {L0_ROUTE: l0_paths})
         known = [d for d in docs if self.catalog.by_path(d.path) is not None]
         distances = [d.best_distance for d in known if d.best_distance is not None]
