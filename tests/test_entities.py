@@ -134,3 +134,20 @@ def test_a_product_only_inside_a_hyphenated_name_is_context() -> None:
     assert said.in_context == frozenset()
     # a product whose own name has a hyphen is said, not context
     assert query_entities("cert-manager failed to renew").in_context == frozenset()
+
+
+def test_a_product_only_as_an_objects_quoted_name_is_context() -> None:
+    # kubectl / API server errors quote the user's object after its kind: whose, not what about
+    forbidden = (
+        'pods "nginx-7d4b8c5f9-" is forbidden: violates PodSecurity "restricted:latest": '
+        'allowPrivilegeEscalation != false (container "nginx" must set '
+        "securityContext.allowPrivilegeEscalation=false)"
+    )
+    q = query_entities(forbidden)
+    assert q.technologies == {"nginx"} and q.in_context == {"nginx"}
+    platform = frozenset(document_terms("Pod Security Admission rejects pods: securityContext"))
+    missing = missing_in(q, platform, "pod-security-admission-violations")
+    assert missing.context_technology  # the platform runbook may answer (REFERENCE, not NONE)
+    assert query_entities('deployments.apps "redis" not found').in_context == {"redis"}
+    # named in the message itself, the product is what it is about
+    assert query_entities('nginx returns 502 for container "api"').in_context == frozenset()

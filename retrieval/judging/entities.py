@@ -179,9 +179,20 @@ def technologies_in(text: str) -> frozenset[str]:
 _HYPHENATED = re.compile(r"(?<![\w./-])[a-z0-9]+(?:-[a-z0-9]+)+(?![\w/-])")
 
 
+# An object's quoted name after its kind, as kubectl and the API server write it
+# (``pods "nginx-7d4b8c5f9-" is forbidden``, ``container "nginx"``, ``deployments.apps "redis"``):
+# the name of the user's object, not what the message is about.
+_QUOTED_NAME = re.compile(
+    r"(?i)\b(?:pods?|containers?|init containers?|deployments?|statefulsets?|daemonsets?|"
+    r"replicasets?|jobs?|cronjobs?|services?|configmaps?|secrets?|namespaces?|nodes?|"
+    r"persistentvolumeclaims?|ingresses|ingress|serviceaccounts?)(?:\.[a-z0-9.]+)?\s+\"([^\"\n]{1,253})\""
+)
+
+
 def _outside_names(text: str) -> str:
-    """``text`` without its hyphenated names, but for those that are a product's own name
-    (``cert-manager``)."""
+    """``text`` without its object names: hyphenated names, but for those that are a product's
+    own name (``cert-manager``), and names quoted after their kind (``container "nginx"``)."""
+    text = _QUOTED_NAME.sub(lambda m: m.group(0).replace(m.group(1), " "), text)
     return _HYPHENATED.sub(
         lambda m: m.group(0) if compact_term(m.group(0)) in _ALIAS_TECH else " ", text
     )
