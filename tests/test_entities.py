@@ -151,3 +151,17 @@ def test_a_product_only_as_an_objects_quoted_name_is_context() -> None:
     assert query_entities('deployments.apps "redis" not found').in_context == {"redis"}
     # named in the message itself, the product is what it is about
     assert query_entities('nginx returns 502 for container "api"').in_context == frozenset()
+
+
+def test_a_kubernetes_state_the_runbook_is_named_after_makes_the_product_context() -> None:
+    # the registry's product is whose image it is; the runbook named after the state answers
+    q = query_entities("ImagePullBackOff pulling from our private harbor, the secret looks right")
+    platform = frozenset(document_terms("image pull back off: registry secret, credentials"))
+    named = "KubePodImagePullBackOff Kube Pod Image Pull Back Off"
+    assert missing_in(q, platform, named).context_technology
+    # without the state, or on a runbook named for another product, the product is the subject
+    assert not missing_in(
+        query_entities("harbor replication keeps failing"), platform, named
+    ).context_technology
+    kafka = "KafkaBrokerImagePullBackOff Kafka broker image pull"
+    assert not missing_in(q, platform, kafka).context_technology

@@ -139,6 +139,8 @@ class QueryEntities:
     # each technology with the query's words that named it, compacted (``loki``: ``lokistack``):
     # a document that has the word mentions the technology, however it spells the product
     tech_words: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Kubernetes reasons and states it names, compacted (``imagepullbackoff``)
+    reasons: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.technologies or self.alert_names or self.kinds)
@@ -235,6 +237,9 @@ def query_entities(text: str, alertname: str = "", prose: str | None = None) -> 
         kinds=kinds_in(text),
         in_context=techs - said,
         tech_words=tuple((t, tuple(sorted(w))) for t, w in sorted(named.items())),
+        reasons=tuple(
+            dict.fromkeys(r for w, _ in _words(text) if (r := compact_term(w)) in REASONS)
+        ),
     )
 
 
@@ -325,7 +330,8 @@ def missing_in(
         kinds=sum(1 for k in entities.kinds if not any(has(a) for a in KINDS[k])),
         of=entities,
         unnamed_alerts=sum(1 for a in entities.alert_names if a not in named),
-        context_technology=_context_only(entities, name_text),
+        context_technology=_context_only(entities, name_text)
+        or _platform_state(entities, name_text),
     )
 
 
@@ -334,6 +340,19 @@ def _context_only(entities: QueryEntities, name_text: str) -> bool:
     if not techs or not techs <= entities.in_context:
         return False
     ours = {r for t in techs for r in _related(t)}
+    return not _name_technologies(name_text) - ours
+
+
+def _platform_state(entities: QueryEntities, name_text: str) -> bool:
+    """The query's Kubernetes state (``ImagePullBackOff`` pulling from a Harbor registry) is
+    what names the document, which names no other product: the platform runbook for that state
+    may answer whoever's pod it is (not confidently), as for a product only in a label value."""
+    if not entities.reasons or not entities.technologies:
+        return False
+    flat = compact_term(name_text)
+    if not all(r in flat for r in entities.reasons):
+        return False
+    ours = {r for t in entities.technologies for r in _related(t)}
     return not _name_technologies(name_text) - ours
 
 
