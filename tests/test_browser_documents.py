@@ -140,3 +140,25 @@ async def test_upload_with_metadata_filter_detail_and_disable(
     await row.get_by_test_id("doc-delete").click()
     await page.get_by_test_id("confirm-ok").click()
     await expect(row).to_have_count(0)
+
+
+async def test_the_status_cards_wait_for_the_stats_instead_of_showing_zero(page: Page) -> None:
+    # A slow stats answer: the cards must not read "0 indexed" (an empty base) meanwhile.
+    held: list[Any] = []
+    holding = True
+
+    async def hold(route: Any) -> None:
+        if holding:
+            held.append(route)
+        else:
+            await route.continue_()
+
+    await page.route("**/api/knowledge/stats", hold)
+    await page.goto("/documents")
+    await expect(page.get_by_test_id("stats-line")).to_contain_text("正在加载统计")
+    await expect(page.get_by_test_id("status-count-INDEXED")).to_have_text("…")
+    holding = False
+    for route in held:
+        await route.continue_()
+    await expect(page.get_by_test_id("stats-line")).to_contain_text("篇文档")
+    assert int(await page.get_by_test_id("status-count-INDEXED").text_content() or "0") >= 6

@@ -71,6 +71,8 @@ export function docList({ actions, openDetail, openUpload, openReimport }) {
   }
 
   function renderCards() {
+    // Before the stats arrive the cards say so: a "0" there would read as an empty base.
+    const loaded = state.stats !== null;
     const s = state.stats || {};
     const by = pick(s, "byStatus") || {};
     clear(els.cards);
@@ -92,7 +94,7 @@ export function docList({ actions, openDetail, openUpload, openReimport }) {
               loadDocuments();
             },
           },
-          h("span", { class: "count", "data-testid": `status-count-${key}` }, String(by[key] ?? 0)),
+          h("span", { class: "count", "data-testid": `status-count-${key}` }, loaded ? String(by[key] ?? 0) : "…"),
           h("span", { class: "label" }, label),
         ),
       );
@@ -108,6 +110,10 @@ export function docList({ actions, openDetail, openUpload, openReimport }) {
     els.category.value = current;
     setChildren(els.categoryOptions, Object.keys(cats).map((c) => h("option", { value: c })));
     const importing = Boolean(s.importing);
+    if (!loaded) {
+      setChildren(els.statsLine, "正在加载统计…");
+      return;
+    }
     setChildren(
       els.statsLine,
       `共 ${s.documents ?? 0} 篇文档 · ${s.vectors ?? "—"} 个向量 (chunks) · knowledgeVersion ${pick(s, "knowledgeVersion") ?? "—"} · 最近索引 ${fmtDate(pick(s, "lastIndexedAt"))}`,
