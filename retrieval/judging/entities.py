@@ -330,29 +330,23 @@ def missing_in(
         kinds=sum(1 for k in entities.kinds if not any(has(a) for a in KINDS[k])),
         of=entities,
         unnamed_alerts=sum(1 for a in entities.alert_names if a not in named),
-        context_technology=_context_only(entities, name_text)
-        or _platform_state(entities, name_text),
+        context_technology=_context_only(entities, name_text),
     )
 
 
 def _context_only(entities: QueryEntities, name_text: str) -> bool:
+    """The query's products are whose, not what about, and what names the document names no
+    other product: a platform runbook may answer (not confidently). Whose: named only inside
+    label values or object names, or beside a Kubernetes state the document is named after
+    (``ImagePullBackOff`` pulling from a Harbor registry, on ``KubePodImagePullBackOff``)."""
     techs = entities.technologies
-    if not techs or not techs <= entities.in_context:
+    if not techs:
+        return False
+    flat = compact_term(name_text) if entities.reasons else ""
+    named_state = bool(flat) and all(r in flat for r in entities.reasons)
+    if not (techs <= entities.in_context or named_state):
         return False
     ours = {r for t in techs for r in _related(t)}
-    return not _name_technologies(name_text) - ours
-
-
-def _platform_state(entities: QueryEntities, name_text: str) -> bool:
-    """The query's Kubernetes state (``ImagePullBackOff`` pulling from a Harbor registry) is
-    what names the document, which names no other product: the platform runbook for that state
-    may answer whoever's pod it is (not confidently), as for a product only in a label value."""
-    if not entities.reasons or not entities.technologies:
-        return False
-    flat = compact_term(name_text)
-    if not all(r in flat for r in entities.reasons):
-        return False
-    ours = {r for t in entities.technologies for r in _related(t)}
     return not _name_technologies(name_text) - ours
 
 
