@@ -33,7 +33,14 @@ def test_the_catalog_knows_the_forms_of_documents_added_and_forgets_removed_ones
         )
     )
     assert catalog.word_forms(["rebalanced"]) == ["rebalancing"]
-    catalog.remove("b")
+    catalog.put(
+        DocInfo(
+            doc_id="c", file_path="c.md", title="C", category="x", terms=frozenset({"rebalancing"})
+        )
+    )
+    catalog.remove("b")  # another document still says it
+    assert catalog.word_forms(["rebalanced"]) == ["rebalancing"]
+    catalog.remove("c")
     assert catalog.word_forms(["rebalanced"]) == []
 
 

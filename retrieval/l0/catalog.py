@@ -147,7 +147,7 @@ class DocumentCatalog:
     _df: Counter[str] = field(default_factory=Counter)  # term → documents containing it
     _codes: Counter[str] = field(default_factory=Counter)  # identifier → documents holding it
     _uncoded: int = 0  # documents imported before their identifiers were recorded
-    _forms: WordForms | None = None  # the vocabulary by stem, built when first asked after a change
+    _forms: WordForms | None = None  # the vocabulary by stem: built when first asked, then kept
     version: int = 0  # knowledge version this catalog reflects
     # Indexed but disabled documents: kept out of the catalog (so out of L0), and their vectors are
     # filtered out of L1 searches by doc_id.
@@ -202,13 +202,22 @@ class DocumentCatalog:
 
     def _count(self, doc: DocInfo, sign: int) -> None:
         """Adds (1) or takes away (-1) a document's terms and identifiers; under the lock."""
-        self._forms = None
+        # the word forms learn only the terms entering or leaving the vocabulary
+        forms = self._forms
         if sign > 0:
+            entering = [t for t in doc.terms if self._df.get(t, 0) <= 0]
             self._df.update(doc.terms)
             self._codes.update(doc.codes or ())
+            if forms is not None:
+                for term in entering:
+                    forms.add(term)
         else:
             _uncount(self._df, doc.terms)
             _uncount(self._codes, doc.codes or ())
+            if forms is not None:
+                for term in doc.terms:
+                    if self._df.get(term, 0) <= 0:
+                        forms.discard(term)
         if doc.codes is None:
             self._uncoded += sign
 
@@ -218,11 +227,10 @@ class DocumentCatalog:
 
     def word_forms(self, terms: list[str]) -> list[str]:
         """Other forms of ``terms`` that documents of the base use (``reloads`` for ``reload``)."""
-        forms = self._forms
-        if forms is None:
-            with self._lock:
-                forms = self._forms = WordForms(list(self._df))
-        return forms.forms(terms)
+        with self._lock:  # imports change the groups under the same lock
+            if self._forms is None:
+                self._forms = WordForms(self._df)
+            return self._forms.forms(terms)
 
     def document_frequency(self, term: str) -> int:
         return max(self._df.get(term, 0), 0)

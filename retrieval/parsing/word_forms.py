@@ -34,14 +34,25 @@ def stem(term: str) -> str | None:
 
 
 class WordForms:
-    """Terms of a vocabulary grouped by stem."""
+    """Terms of a vocabulary grouped by stem; kept up to date term by term as documents come and
+    go (``add`` / ``discard``), so a change to the base never re-stems the whole vocabulary."""
 
-    def __init__(self, vocabulary: Iterable[str]) -> None:
-        groups: dict[str, set[str]] = defaultdict(set)
+    def __init__(self, vocabulary: Iterable[str] = ()) -> None:
+        self._groups: dict[str, set[str]] = defaultdict(set)
         for term in vocabulary:
-            if (s := stem(term)) is not None:
-                groups[s].add(term)
-        self._groups = {s: tuple(sorted(ts)) for s, ts in groups.items()}
+            self.add(term)
+
+    def add(self, term: str) -> None:
+        if (s := stem(term)) is not None:
+            self._groups[s].add(term)
+
+    def discard(self, term: str) -> None:
+        s = stem(term)
+        group = self._groups.get(s) if s is not None else None
+        if group is not None:
+            group.discard(term)
+            if not group:
+                del self._groups[s]  # type: ignore[arg-type]
 
     def forms(self, terms: Iterable[str]) -> list[str]:
         """The vocabulary's other forms of ``terms``, in order, none of ``terms`` itself."""
@@ -50,11 +61,10 @@ class WordForms:
         out: list[str] = []
         for term in given:
             s = stem(term)
-            group = self._groups.get(s, ()) if s is not None else ()
+            group = self._groups.get(s, set()) if s is not None else set()
             if term in group:  # the base says it this way too: its other forms would count twice
                 continue
-            for form in group:
-                if form not in have:
-                    have.add(form)
-                    out.append(form)
+            for form in sorted(group - have):
+                have.add(form)
+                out.append(form)
         return out
