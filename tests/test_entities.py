@@ -165,3 +165,28 @@ def test_a_kubernetes_state_the_runbook_is_named_after_makes_the_product_context
     ).context_technology
     kafka = "KafkaBrokerImagePullBackOff Kafka broker image pull"
     assert not missing_in(q, platform, kafka).context_technology
+
+
+def test_a_custom_resources_kind_is_the_users_object_not_the_subject() -> None:
+    # kubectl on a CRD that is not installed: the operator's kind names whose object it is
+    crd = (
+        'error: resource mapping not found for name: "orders-db" namespace: "shop" from '
+        '"cluster.yaml": no matches for kind "PostgresCluster" in version '
+        '"postgres-operator.crunchydata.com/v1beta1"'
+    )
+    q = query_entities(crd)
+    assert q.in_context == {"postgresql"} and q.alert_names == ()
+    operators = frozenset(document_terms("CRD and operator troubleshooting: no matches for kind"))
+    assert missing_in(q, operators, "05-crd-operator-troubleshooting").context_technology
+    # an alert name outside quotes is still an alert name
+    assert query_entities('KubePodCrashLooping for pod "api-1"').alert_names == (
+        "kubepodcrashlooping",
+    )
+
+
+@pytest.mark.parametrize("reason", ["InternalError", "TooManyRequests", "AlreadyExists"])
+def test_the_api_servers_status_reasons_are_not_alert_names(reason: str) -> None:
+    # ``Error from server (InternalError)``: a sibling-alert rule must not read it as an alert
+    assert not is_alert_name(reason)
+    q = query_entities(f"Error from server ({reason}): the request failed")
+    assert q.alert_names == () and q.reasons == (reason.casefold(),)

@@ -112,12 +112,15 @@ KINDS: dict[str, tuple[str, ...]] = {
     "networkpolicy": ("networkpolicy",),
     "configmap": ("configmap",),
 }
-# Identifiers that are Kubernetes reasons or states, not alert names (an error code, still salient).
+# Identifiers that are Kubernetes reasons or states, not alert names (an error code, still salient);
+# the API server's status reasons too (``Error from server (InternalError)``).
 _REASON_TEXT = """CrashLoopBackOff ImagePullBackOff ErrImagePull OOMKilled CreateContainerConfigError
     CreateContainerError ContainerCreating ProgressDeadlineExceeded FailedScheduling FailedMount
     FailedAttachVolume DeadlineExceeded BackoffLimitExceeded Evicted InvalidImageName
     RunContainerError PodInitializing MemoryPressure DiskPressure PIDPressure NetworkUnavailable
-    OutOfMemoryError StackOverflowError"""
+    OutOfMemoryError StackOverflowError
+    InternalError AlreadyExists NotFound BadRequest ServiceUnavailable TooManyRequests
+    ServerTimeout MethodNotAllowed RequestEntityTooLarge UnsupportedMediaType"""
 REASONS = frozenset(compact_term(r) for r in _REASON_TEXT.split())
 
 _ALIAS_TECH = {a: t for t, aliases in TECHNOLOGIES.items() for a in aliases}
@@ -182,19 +185,25 @@ _HYPHENATED = re.compile(r"(?<![\w./-])[a-z0-9]+(?:-[a-z0-9]+)+(?![\w/-])")
 
 
 # An object's quoted name after its kind, as kubectl and the API server write it
-# (``pods "nginx-7d4b8c5f9-" is forbidden``, ``container "nginx"``, ``deployments.apps "redis"``):
-# the name of the user's object, not what the message is about.
+# (``pods "nginx-7d4b8c5f9-" is forbidden``, ``container "nginx"``, ``deployments.apps "redis"``),
+# or a custom resource's kind (``no matches for kind "PostgresCluster"``): the name of the user's
+# object or operator, not what the message is about.
 _QUOTED_NAME = re.compile(
     r"(?i)\b(?:pods?|containers?|init containers?|deployments?|statefulsets?|daemonsets?|"
     r"replicasets?|jobs?|cronjobs?|services?|configmaps?|secrets?|namespaces?|nodes?|"
-    r"persistentvolumeclaims?|ingresses|ingress|serviceaccounts?)(?:\.[a-z0-9.]+)?\s+\"([^\"\n]{1,253})\""
+    r"persistentvolumeclaims?|ingresses|ingress|serviceaccounts?|kind|resource type)"
+    r"(?:\.[a-z0-9.]+)?\s+\"([^\"\n]{1,253})\""
 )
+
+
+def _without_quoted_names(text: str) -> str:
+    return _QUOTED_NAME.sub(lambda m: m.group(0).replace(m.group(1), " "), text)
 
 
 def _outside_names(text: str) -> str:
     """``text`` without its object names: hyphenated names, but for those that are a product's
     own name (``cert-manager``), and names quoted after their kind (``container "nginx"``)."""
-    text = _QUOTED_NAME.sub(lambda m: m.group(0).replace(m.group(1), " "), text)
+    text = _without_quoted_names(text)
     return _HYPHENATED.sub(
         lambda m: m.group(0) if compact_term(m.group(0)) in _ALIAS_TECH else " ", text
     )
@@ -227,7 +236,8 @@ def query_entities(text: str, alertname: str = "", prose: str | None = None) -> 
     """The salient entities of a query (``alertname``: the structured alert's, if any;
     ``prose``: the text without its label-like values, when some were taken out)."""
     names = [compact_term(alertname)] if alertname.strip() else []
-    names += [compact_term(c) for c in code_tokens(text) if is_alert_name(c)]
+    # a quoted object name or kind (``kind "PostgresCluster"``) is the user's, not an alert
+    names += [compact_term(c) for c in code_tokens(_without_quoted_names(text)) if is_alert_name(c)]
     named = _named_by(f"{alertname} {text}")
     techs = frozenset(named)
     said = technologies_in(f"{alertname} {_outside_names(text if prose is None else prose)}")
