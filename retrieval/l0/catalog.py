@@ -205,12 +205,12 @@ class DocumentCatalog:
         # the word forms learn only the terms entering or leaving the vocabulary
         forms = self._forms
         if sign > 0:
-            entering = [t for t in doc.terms if self._df.get(t, 0) <= 0]
+            if forms is not None:
+                for term in doc.terms:
+                    if self._df.get(term, 0) <= 0:
+                        forms.add(term)
             self._df.update(doc.terms)
             self._codes.update(doc.codes or ())
-            if forms is not None:
-                for term in entering:
-                    forms.add(term)
         else:
             _uncount(self._df, doc.terms)
             _uncount(self._codes, doc.codes or ())
